@@ -1,0 +1,45 @@
+"""roofline_sym: cost models of low-precision linear layers as SymPy expressions.
+
+>>> import roofline_sym as rs
+>>> m = rs.linear("tensorwise", mode="training", fuse=True).on(rs.hardware("h100"))
+>>> float(m.evaluate(M=16384, K=8192, N=8192)["speedup"]) > 1
+True
+"""
+
+from .formats import element, scaling
+from .hardware import (
+    Dataset,
+    Hardware,
+    HardwareError,
+    MissingHardwareValueError,
+    UnknownHardwareError,
+    hardware,
+    list_hardware,
+    load_hardware,
+)
+from .linear import OUTPUTS, Linear, linear
+from .presets import PRESETS, Options
+from .recipes import MODES, list_recipes as _list_recipes
+from .symbols import K, M, N
+
+__version__ = "0.1.0"
+
+
+def list_recipes(mode: str = "training", preset: str = "default") -> list[str]:
+    """Recipe names for ``mode`` under ``preset``.
+
+    >>> "mxfp8_cublas" in list_recipes("training")
+    True
+    """
+    from .presets import options
+
+    return _list_recipes(mode, options(preset).recipe_table)
+
+
+__all__ = [
+    "M", "K", "N",
+    "Hardware", "Dataset", "HardwareError", "UnknownHardwareError",
+    "MissingHardwareValueError", "hardware", "list_hardware", "load_hardware",
+    "Linear", "linear", "OUTPUTS", "list_recipes", "MODES", "PRESETS", "Options",
+    "element", "scaling",
+]

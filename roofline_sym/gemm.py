@@ -1,0 +1,90 @@
+"""One GEMM ``out[m, n] = a[m, k] @ b[k, n]``: FLOPs, bytes and time.
+
+FLOPs are ``2 m k n``.  Bytes are both operands in the operand format, the
+scales read alongside them, and the output written once.  Time is either the
+roofline ``Max(compute, memory, launch)`` or compute only (the seed model);
+hardware stays symbolic until a model is bound to a GPU.
+
+>>> from roofline_sym.symbols import M, K, N
+>>> g = Gemm("output", M, K, N, operand="fp8_e4m3")
+>>> g.flops, g.bytes
+(2*K*M*N, K*M + K*N + 2*M*N)
+>>> g.time("compute")
+2*K*M*N/(P_fp8*eta_fp8)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from . import symbols as S
+from .formats import ElementFormat, element
+from .term import Term
+
+__all__ = ["Gemm", "GEMM_TIME_MODELS"]
+
+GEMM_TIME_MODELS = ("roofline", "compute")
+
+
+def _format(f: str | ElementFormat) -> ElementFormat:
+    return f if isinstance(f, ElementFormat) else element(f)
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """A GEMM with shape (m, k, n), ``k`` contracted; ``scale_bytes`` = scales read."""
+
+    name: str
+    m: sympy.Expr
+    k: sympy.Expr
+    n: sympy.Expr
+    operand: str | ElementFormat = "bf16"
+    output: str | ElementFormat = "bf16"
+    scale_bytes: sympy.Expr = sympy.Integer(0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "operand", _format(self.operand))
+        object.__setattr__(self, "output", _format(self.output))
+        object.__setattr__(self, "scale_bytes", sympy.sympify(self.scale_bytes))
+        if self.operand.compute is None:
+            raise ValueError(f"{self.operand.name} is a scale format, not a GEMM input")
+
+    @property
+    def dtype(self) -> str:
+        """The peak this GEMM runs at (``bf16``, ``fp8``, ``fp4``)."""
+        return self.operand.compute
+
+    @property
+    def flops(self) -> sympy.Expr:
+        return 2 * self.m * self.k * self.n
+
+    @property
+    def bytes_read(self) -> sympy.Expr:
+        return (self.m * self.k + self.k * self.n) * self.operand.bytes + self.scale_bytes
+
+    @property
+    def bytes_written(self) -> sympy.Expr:
+        return self.m * self.n * self.output.bytes
+
+    @property
+    def bytes(self) -> sympy.Expr:
+        return self.bytes_read + self.bytes_written
+
+    def pieces(self, model: str = "roofline") -> tuple[tuple[str, sympy.Expr], ...]:
+        """The regime pieces of the time: compute, and for the roofline memory and launch."""
+        compute = self.flops / (S.peak_flops(self.dtype) * S.gemm_efficiency(self.dtype))
+        if model == "compute":
+            return (("compute", compute),)
+        if model != "roofline":
+            raise ValueError(f"unknown GEMM time model {model!r}; known: {GEMM_TIME_MODELS}")
+        memory = self.bytes / (S.mem_bw() * S.mem_efficiency())
+        return (("compute", compute), ("memory", memory), ("launch", S.launch_overhead()))
+
+    def time(self, model: str = "roofline") -> sympy.Expr:
+        return self.term("", model).expr
+
+    def term(self, side: str, model: str = "roofline") -> Term:
+        """This GEMM's time as a named ``Term`` (``<side>.gemm.<name>``)."""
+        return Term(f"{side}.gemm.{self.name}", self.pieces(model))

@@ -1,0 +1,468 @@
+"""Hardware descriptions: a frozen ``Hardware`` per GPU, datasets loaded from TOML.
+
+Numbers are kept exact (``Rational`` of the decimal written in the file) and
+validated on load: units are in the field names, values must lie in physical
+ranges, peaks are dense, fp8 >= bf16, and every number names its source.
+
+>>> import roofline_sym as rs
+>>> hw = rs.hardware("h100-sxm")
+>>> hw.name, float(hw.mem_bw)
+('H100 SXM', 3350000000000.0)
+>>> rs.hardware("NVIDIA H200").name
+'H200 SXM'
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field, replace
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterator, Mapping
+
+import sympy
+
+from . import symbols as S
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+__all__ = [
+    "Hardware",
+    "Dataset",
+    "HardwareError",
+    "UnknownHardwareError",
+    "MissingHardwareValueError",
+    "DATASETS",
+    "hardware",
+    "list_hardware",
+    "load_hardware",
+    "dataset",
+]
+
+DATASETS = ("default", "torchao", "seed")
+
+# Dtypes a peak may be given for; the cost models use bf16, fp8 and fp4.
+PEAK_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8")
+GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")
+
+# Physical ranges with units; a value outside is a typo or a unit error
+# (torchao 0.18 shipped an RTX 5090 bandwidth of 1.792e15 B/s).
+FLOPS_RANGE = (1e12, 1e17)  # FLOP/s
+BW_RANGE = (1e11, 5e13)  # bytes/s
+LAUNCH_RANGE = (0.0, 1e-3)  # seconds, lower bound exclusive
+
+
+class HardwareError(ValueError):
+    """A hardware entry or file is invalid; the message names file, entry and field."""
+
+
+class UnknownHardwareError(LookupError):
+    """No hardware entry matches a name; the message lists close matches."""
+
+
+class MissingHardwareValueError(ValueError):
+    """A model needs a number this hardware entry does not have."""
+
+
+def normalize(name: str) -> str:
+    """Lower-case, with runs of spaces, underscores and hyphens as one ``-``."""
+    return re.sub(r"[\s_\-]+", "-", name.strip().casefold())
+
+
+def _exact(value: Any) -> sympy.Rational:
+    """The exact Rational of a number as written (floats via their shortest repr)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, sympy.Rational)):
+        raise TypeError(f"expected a number, got {value!r}")
+    if isinstance(value, float):
+        return sympy.Rational(repr(value))
+    return sympy.Rational(value)
+
+
+def _mapping(values: Mapping[str, Any]) -> Mapping[str, sympy.Rational]:
+    return MappingProxyType({k: _exact(v) for k, v in values.items()})
+
+
+@dataclass(frozen=True, eq=False)
+class Hardware:
+    """One accelerator: dense peaks, bandwidth, achievable fractions, launch floor.
+
+    Fields carry units in their meaning: ``peak_flops`` in FLOP/s per input
+    dtype, ``mem_bw`` in bytes/s, ``launch_overhead`` in seconds, fractions in
+    (0, 1].  ``sources`` maps each field to where its number comes from.
+    ``parameters`` gives ``{hardware Symbol: exact value}`` for ``xreplace``.
+
+    >>> hw = Hardware("Toy", peak_flops={"bf16": 1e15, "fp8": 2e15}, mem_bw=2e12,
+    ...               gemm_efficiency={"bf16": 0.8, "fp8": 0.7}, mem_efficiency=0.9,
+    ...               launch_overhead=2e-6)
+    >>> hw.parameters[S.peak_flops("fp8")]
+    2000000000000000
+    """
+
+    name: str
+    peak_flops: Mapping[str, sympy.Rational]
+    mem_bw: sympy.Rational
+    gemm_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
+    mem_efficiency: sympy.Rational | None = None
+    launch_overhead: sympy.Rational | None = None
+    memory_bytes: sympy.Rational | None = None
+    l2_bytes: sympy.Rational | None = None
+    aliases: tuple[str, ...] = ()
+    sources: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    dataset: str = "custom"
+
+    def __post_init__(self) -> None:
+        def set_(name: str, value: Any) -> None:
+            object.__setattr__(self, name, value)
+
+        try:
+            set_("peak_flops", _mapping(self.peak_flops))
+            set_("gemm_efficiency", _mapping(self.gemm_efficiency))
+            for name in ("mem_bw", "mem_efficiency", "launch_overhead",
+                         "memory_bytes", "l2_bytes"):
+                value = getattr(self, name)
+                set_(name, None if value is None else _exact(value))
+        except TypeError as exc:
+            raise HardwareError(f"entry {self.name!r}: {exc}") from None
+        set_("aliases", tuple(self.aliases))
+        set_("notes", tuple(self.notes))
+        set_("sources", MappingProxyType(dict(self.sources)))
+        for problem in self._problems():
+            raise HardwareError(f"entry {self.name!r}, {problem}")
+
+    def _problems(self) -> Iterator[str]:
+        """Each violated rule as 'field ...: reason' (validation, one place)."""
+        for dtype, value in self.peak_flops.items():
+            if "sparse" in dtype:
+                yield (f"field 'peak_flops.{dtype}': sparse peaks are not accepted; "
+                       "give the dense rate (half the 2:4 sparse figure)")
+            elif dtype not in PEAK_DTYPES:
+                yield (f"field 'peak_flops.{dtype}': unknown dtype; "
+                       f"known: {', '.join(PEAK_DTYPES)}")
+            elif not FLOPS_RANGE[0] <= value <= FLOPS_RANGE[1]:
+                yield (f"field 'peak_flops.{dtype}': {float(value):.4g} FLOP/s is "
+                       f"outside {FLOPS_RANGE[0]:.0e}..{FLOPS_RANGE[1]:.0e} FLOP/s")
+        if "bf16" not in self.peak_flops:
+            yield "field 'peak_flops': a bf16 peak is required (the baseline)"
+        ordered = [d for d in ("bf16", "fp8", "fp4") if d in self.peak_flops]
+        for lo, hi in zip(ordered, ordered[1:]):
+            if self.peak_flops[hi] < self.peak_flops[lo]:
+                yield (f"field 'peak_flops.{hi}': {float(self.peak_flops[hi]):.4g} "
+                       f"is below the {lo} peak {float(self.peak_flops[lo]):.4g}; "
+                       "a dense low-precision peak is never lower")
+        if not BW_RANGE[0] <= self.mem_bw <= BW_RANGE[1]:
+            yield (f"field 'mem_bw': {float(self.mem_bw):.4g} B/s is outside "
+                   f"{BW_RANGE[0]:.0e}..{BW_RANGE[1]:.0e} B/s (a unit error?)")
+        for dtype, value in self.gemm_efficiency.items():
+            if dtype not in self.peak_flops:
+                yield f"field 'gemm_efficiency.{dtype}': no peak_flops.{dtype} to apply it to"
+            elif not 0 < value <= 1:
+                yield f"field 'gemm_efficiency.{dtype}': {float(value)} is not in (0, 1]"
+        if self.mem_efficiency is not None and not 0 < self.mem_efficiency <= 1:
+            yield f"field 'mem_efficiency': {float(self.mem_efficiency)} is not in (0, 1]"
+        if self.launch_overhead is not None and not (
+            LAUNCH_RANGE[0] < self.launch_overhead <= LAUNCH_RANGE[1]
+        ):
+            yield (f"field 'launch_overhead': {float(self.launch_overhead):.4g} s is "
+                   f"outside (0, {LAUNCH_RANGE[1]:.0e}] s")
+        for name in ("memory_bytes", "l2_bytes"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                yield f"field '{name}': must be positive"
+
+    # -- identity -----------------------------------------------------------
+    def _key(self) -> tuple:
+        return (self.dataset, self.name, tuple(sorted(self.parameters.items(), key=str)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Hardware) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Hardware({self.name!r}, dataset={self.dataset!r})"
+
+    # -- use ----------------------------------------------------------------
+    @property
+    def parameters(self) -> dict[sympy.Symbol, sympy.Rational]:
+        """``{hardware Symbol: exact value}`` for every number this entry has."""
+        out: dict[sympy.Symbol, sympy.Rational] = {S.mem_bw(): self.mem_bw}
+        for dtype, value in self.peak_flops.items():
+            if dtype in GEMM_DTYPES:
+                out[S.peak_flops(dtype)] = value
+        for dtype, value in self.gemm_efficiency.items():
+            out[S.gemm_efficiency(dtype)] = value
+        if self.mem_efficiency is not None:
+            out[S.mem_efficiency()] = self.mem_efficiency
+        if self.launch_overhead is not None:
+            out[S.launch_overhead()] = self.launch_overhead
+        return out
+
+    def supports(self, dtype: str) -> bool:
+        """Whether the hardware has a dense GEMM peak for ``dtype``."""
+        return dtype in self.peak_flops
+
+    def values_for(self, needed: set[sympy.Symbol]) -> dict[sympy.Symbol, sympy.Rational]:
+        """The values of ``needed`` symbols, or an error naming what is missing."""
+        params = self.parameters
+        missing = sorted((s for s in needed if s not in params), key=str)
+        if missing:
+            names = ", ".join(_FIELD_OF.get(str(s), str(s)) for s in missing)
+            raise MissingHardwareValueError(
+                f"{self.name} ({self.dataset} dataset) has no {names}; "
+                "give it with hw.replace(...), e.g. "
+                "hw.replace(gemm_efficiency={'bf16': 0.8, 'fp8': 0.7}, mem_efficiency=0.9)"
+            )
+        return {s: params[s] for s in needed}
+
+    def replace(self, **changes: Any) -> "Hardware":
+        """A copy with some fields changed, validated again.
+
+        >>> rs_hw = Hardware("Toy", peak_flops={"bf16": 1e15}, mem_bw=2e12)
+        >>> rs_hw.replace(mem_efficiency=0.9).mem_efficiency
+        9/10
+        """
+        return replace(self, **changes)
+
+    def describe(self) -> str:
+        """A readable multi-line summary with sources, for the command line."""
+        lines = [f"{self.name}  [{self.dataset}]"]
+        if self.aliases:
+            lines.append(f"  aliases: {', '.join(self.aliases)}")
+
+        def row(label: str, text: str, src: str) -> None:
+            source = self.sources.get(src)
+            lines.append(f"  {label:<22}{text}" + (f"   [{source}]" if source else ""))
+
+        row("peak FLOP/s (dense)", ", ".join(
+            f"{d} {float(v) / 1e12:g}T" for d, v in self.peak_flops.items()), "peak_flops")
+        row("GEMM efficiency", ", ".join(
+            f"{d} {float(v):g}" for d, v in self.gemm_efficiency.items()) or "-",
+            "gemm_efficiency")
+        row("memory bandwidth", f"{float(self.mem_bw) / 1e12:g} TB/s", "mem_bw")
+        row("memory efficiency", _opt(self.mem_efficiency), "mem_efficiency")
+        row("launch floor", _opt(self.launch_overhead, 1e6, " us"), "launch_overhead")
+        if self.memory_bytes is not None:
+            row("memory", f"{float(self.memory_bytes) / 1e9:g} GB", "memory_bytes")
+        if self.l2_bytes is not None:
+            row("L2 cache", f"{float(self.l2_bytes) / 1e6:g} MB", "l2_bytes")
+        lines.extend(f"  note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+
+def _opt(value: sympy.Rational | None, scale: float = 1.0, unit: str = "") -> str:
+    return "-" if value is None else f"{float(value) * scale:g}{unit}"
+
+
+_FIELD_OF = {
+    "BW": "mem_bw",
+    "eta_mem": "mem_efficiency",
+    "t_launch": "launch_overhead",
+    **{f"P_{d}": f"peak_flops.{d}" for d in GEMM_DTYPES},
+    **{f"eta_{d}": f"gemm_efficiency.{d}" for d in GEMM_DTYPES},
+}
+
+# TOML field (with unit) -> Hardware field
+_TOML_FIELDS = {
+    "peak_flops_per_s": "peak_flops",
+    "gemm_efficiency": "gemm_efficiency",
+    "mem_bw_bytes_per_s": "mem_bw",
+    "mem_efficiency": "mem_efficiency",
+    "launch_overhead_s": "launch_overhead",
+    "memory_bytes": "memory_bytes",
+    "l2_bytes": "l2_bytes",
+}
+_TOML_OTHER = {"name", "aliases", "notes", "sources"}
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A named set of hardware entries, looked up by name, alias or device name."""
+
+    name: str
+    entries: tuple[Hardware, ...]
+    description: str = ""
+    path: str | None = None
+    _index: Mapping[str, Hardware] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        index: dict[str, Hardware] = {}
+        where = f"{self.path}: " if self.path else ""
+        for hw in self.entries:
+            for key in {normalize(hw.name), *map(normalize, hw.aliases)}:
+                if key in index and index[key] is not hw:
+                    raise HardwareError(
+                        f"{where}entry {hw.name!r}, field 'aliases': {key!r} "
+                        f"already names {index[key].name!r}"
+                    )
+                index[key] = hw
+        object.__setattr__(self, "_index", MappingProxyType(index))
+
+    def names(self) -> list[str]:
+        return [hw.name for hw in self.entries]
+
+    def __iter__(self) -> Iterator[Hardware]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def get(self, name: str) -> Hardware:
+        """Exact (normalized) match on name or alias; no prefix guessing."""
+        if isinstance(name, Hardware):
+            return name
+        hit = self._index.get(normalize(name))
+        if hit is not None:
+            return hit
+        close = difflib.get_close_matches(normalize(name), list(self._index), n=5, cutoff=0.5)
+        hint = sorted({self._index[c].name for c in close})
+        suggestion = f"; did you mean {', '.join(map(repr, hint))}?" if hint else ""
+        raise UnknownHardwareError(
+            f"no hardware {name!r} in the {self.name} dataset{suggestion} "
+            f"(known: {', '.join(self.names())})"
+        )
+
+
+def _source_problem(text: Any, keys: Mapping[str, str]) -> str | None:
+    if not isinstance(text, str) or not text.strip():
+        return "must be a non-empty string"
+    head = text.split(";", 1)[0]
+    unknown = [t.strip() for t in head.split(",")
+               if t.strip() not in keys and t.strip().lower() != "assumed"]
+    if unknown:
+        return (f"cites unknown source key(s) {', '.join(map(repr, unknown))}; "
+                "define them in [sources] or write 'assumed; <reason>'")
+    return None
+
+
+def _expand_source(text: str, keys: Mapping[str, str]) -> str:
+    head, _, rest = text.partition(";")
+    cited = [keys.get(t.strip(), t.strip()) for t in head.split(",")]
+    return "; ".join(cited + ([rest.strip()] if rest.strip() else []))
+
+
+def _parse(data: dict, origin: str, dataset_name: str | None = None) -> Dataset:
+    def fail(msg: str) -> HardwareError:
+        return HardwareError(f"{origin}: {msg}")
+
+    meta = data.get("dataset", {})
+    name = dataset_name or meta.get("name") or Path(origin).stem
+    keys = data.get("sources", {})
+    if not isinstance(keys, dict):
+        raise fail("[sources] must be a table of citation key = text")
+    unknown_top = set(data) - {"dataset", "sources", "gpu"}
+    if unknown_top:
+        raise fail(f"unknown top-level key(s) {sorted(unknown_top)}; expected "
+                   "[dataset], [sources] and [[gpu]] entries")
+    entries = data.get("gpu")
+    if not isinstance(entries, list) or not entries:
+        raise fail("no [[gpu]] entries")
+    out = []
+    for i, raw in enumerate(entries):
+        label = repr(raw.get("name", f"#{i + 1}"))
+        if "name" not in raw:
+            raise fail(f"entry {label}: field 'name' is required")
+        unknown = set(raw) - set(_TOML_FIELDS) - _TOML_OTHER
+        if unknown:
+            sparse = [k for k in unknown if "sparse" in k]
+            why = ("sparse peaks are not accepted; give dense FLOP/s in "
+                   "peak_flops_per_s") if sparse else (
+                f"expected {', '.join(sorted(set(_TOML_FIELDS) | _TOML_OTHER))}")
+            raise fail(f"entry {label}, field {sorted(unknown)[0]!r}: unknown field; {why}")
+        for required in ("peak_flops_per_s", "mem_bw_bytes_per_s"):
+            if required not in raw:
+                raise fail(f"entry {label}, field {required!r}: required")
+        sources = raw.get("sources", {})
+        expanded = {}
+        for toml_field, hw_field in _TOML_FIELDS.items():
+            if toml_field not in raw:
+                continue
+            problem = (_source_problem(sources[toml_field], keys)
+                       if toml_field in sources else "has no source; add it under [gpu.sources]")
+            if problem:
+                raise fail(f"entry {label}, field {toml_field!r}: source {problem}")
+            expanded[hw_field] = _expand_source(sources[toml_field], keys)
+        stray = set(sources) - set(raw) - {"name"}
+        if stray:
+            raise fail(f"entry {label}, field 'sources': source(s) for absent field(s) "
+                       f"{sorted(stray)}")
+        kwargs = {hw_field: raw[toml_field] for toml_field, hw_field in _TOML_FIELDS.items()
+                  if toml_field in raw}
+        for table in ("peak_flops", "gemm_efficiency"):
+            if table in kwargs and not isinstance(kwargs[table], dict):
+                raise fail(f"entry {label}, field {table!r}: expected a table "
+                           "such as {{ bf16 = ..., fp8 = ... }}")
+        try:
+            out.append(Hardware(
+                aliases=tuple(raw.get("aliases", ())), notes=tuple(raw.get("notes", ())),
+                sources=expanded, dataset=name, **kwargs, name=raw["name"],
+            ))
+        except HardwareError as exc:
+            msg = str(exc)
+            for toml_field, hw_field in _TOML_FIELDS.items():
+                msg = msg.replace(f"field '{hw_field}", f"field '{toml_field}")
+            raise fail(msg) from None
+    try:
+        return Dataset(name, tuple(out), meta.get("description", ""), origin)
+    except HardwareError as exc:
+        raise HardwareError(str(exc)) from None
+
+
+def load_hardware(path: str | Path) -> Dataset:
+    """Load and validate a hardware TOML file (same schema as the shipped data).
+
+    Errors name the file, the entry and the field.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise HardwareError(f"{path}: cannot read hardware file ({exc.strerror})") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise HardwareError(f"{path}: not valid TOML ({exc})") from None
+    return _parse(data, str(path))
+
+
+@cache
+def dataset(name: str = "default") -> Dataset:
+    """A shipped dataset: ``default``, ``torchao`` (torchao 0.18) or ``seed``."""
+    if isinstance(name, Dataset):
+        return name
+    if name not in DATASETS:
+        raise ValueError(f"unknown hardware dataset {name!r}; known: {', '.join(DATASETS)}")
+    text = resources.files(__package__).joinpath("data", f"{name}.toml").read_text("utf-8")
+    return _parse(tomllib.loads(text), f"roofline_sym/data/{name}.toml", name)
+
+
+def hardware(name: str | Hardware, dataset: str | Dataset = "default") -> Hardware:
+    """Look up hardware by name, alias or ``torch.cuda.get_device_name()`` string.
+
+    >>> hardware("NVIDIA H100", dataset="torchao").name
+    'NVIDIA H100'
+    """
+    if isinstance(name, Hardware):
+        return name
+    return _dataset(dataset).get(name)
+
+
+def list_hardware(dataset: str | Dataset = "default") -> list[str]:
+    """Names of the entries of a dataset.
+
+    >>> "H200 SXM" in list_hardware()
+    True
+    """
+    return _dataset(dataset).names()
+
+
+def _dataset(ds: str | Dataset) -> Dataset:
+    return ds if isinstance(ds, Dataset) else dataset(ds)
+

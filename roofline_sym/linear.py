@@ -1,0 +1,247 @@
+"""The cost of one linear layer in bf16 and in a low-precision recipe.
+
+A ``Linear`` holds named time terms (each GEMM, each cast kernel) as SymPy
+expressions in M, K, N and the hardware symbols.  ``.on(hw)`` binds a GPU
+(exact values); ``.evaluate`` computes the seven times and the speedup for
+arrays of shapes.
+
+>>> import roofline_sym as rs
+>>> m = rs.linear("tensorwise", mode="training", fuse=True, preset="torchao")
+>>> out = m.on("NVIDIA H100").evaluate(M=8192, K=8192, N=8192)
+>>> round(float(out["speedup"]), 3)
+1.773
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, Mapping
+
+import numpy as np
+import sympy
+
+from . import symbols as S
+from .gemm import Gemm
+from .hardware import Hardware, hardware
+from .presets import Options, options
+from .recipes import FUSABLE_ROLES, Kernel, Recipe, gemm_dims, recipe as get_recipe, role_dims
+from .term import Term
+
+__all__ = ["Linear", "linear", "OUTPUTS"]
+
+OUTPUTS = (
+    "baseline_gemm_time",
+    "baseline_overhead_time",
+    "lowp_gemm_time",
+    "lowp_overhead_time",
+    "baseline_time",
+    "lowp_time",
+    "speedup",
+)
+
+# With fusion modeling, inference compares Act -> Linear: bf16 runs the
+# activation as its own kernel (read + write the bf16 input), while the
+# low-precision cast absorbs it.  Training counts no such term.
+_BF16_ACTIVATION = Kernel("activation", ("bf16",), ("bf16",))
+
+
+def _kernel_pieces(nbytes: sympy.Expr, launch_floor: str) -> tuple:
+    if nbytes == 0:
+        return (("launch", S.launch_overhead()),)
+    memory = nbytes / (S.mem_bw() * S.mem_efficiency())
+    if launch_floor == "per_kernel":
+        return (("memory", memory), ("launch", S.launch_overhead()))
+    return (("memory", memory),)
+
+
+def _gemm_scale_bytes(r: Recipe, gemm: str, m, k, n, opts: Options) -> sympy.Expr:
+    from .formats import element, scaling
+
+    a, b = r.scalings(gemm)
+    if opts.gemm_scales == "format":
+        return sum((scaling(s).scale_bytes(dim, k) for s, dim in ((a, m), (b, n)) if s),
+                   sympy.Integer(0))
+    # torchao: MX / NVFP4 only, floor over both operands, at the operand's size
+    if a is None or not a.startswith(("mx", "nvfp4")):
+        return sympy.Integer(0)
+    block = scaling(a).block[1]
+    return sympy.floor((m * k + k * n) / block) * element(r.gemm_format(gemm)).bytes
+
+
+def _terms(r: Recipe, mode: str, fuse: bool, opts: Options) -> tuple[Term, ...]:
+    terms = []
+    for gemm, (m, k, n) in gemm_dims(mode).items():
+        terms.append(Gemm(gemm, m, k, n, "bf16").term("baseline", opts.gemm_time))
+    if mode == "inference" and fuse:
+        terms.append(Term("baseline.activation.input",
+                          _kernel_pieces(_BF16_ACTIVATION.bytes(*role_dims(mode)["input"]),
+                                         opts.launch_floor)))
+    for gemm, (m, k, n) in gemm_dims(mode).items():
+        g = Gemm(gemm, m, k, n, r.gemm_format(gemm),
+                 scale_bytes=_gemm_scale_bytes(r, gemm, m, k, n, opts))
+        terms.append(g.term("lowp", opts.gemm_time))
+    for role, (d0, d1) in role_dims(mode).items():
+        # inference casts never fuse their read: the activation is fused instead
+        fused = fuse and mode == "training" and role in FUSABLE_ROLES
+        for kernel in r.kernels[role]:
+            terms.append(Term(f"lowp.cast.{role}.{kernel.name}",
+                              _kernel_pieces(kernel.bytes(d0, d1, fused), opts.launch_floor)))
+    return tuple(terms)
+
+
+class Linear:
+    """A linear layer's cost model; see ``linear()``.
+
+    Attributes are SymPy expressions: ``baseline_gemm_time``,
+    ``baseline_overhead_time``, ``lowp_gemm_time``, ``lowp_overhead_time``,
+    ``baseline_time``, ``lowp_time``, ``speedup``; ``terms`` keeps every named
+    part with its regime pieces.
+    """
+
+    def __init__(self, recipe: Recipe, mode: str, fuse: bool, preset: str,
+                 opts: Options, terms: tuple[Term, ...], hw: Hardware | None = None):
+        self.recipe = recipe
+        self.mode = mode
+        self.fuse = fuse
+        self.preset = preset
+        self.options = opts
+        self.terms = terms
+        self.hardware = hw
+
+    # -- the seven quantities -------------------------------------------------
+    def _sum(self, side: str, kind: str) -> sympy.Expr:
+        return sympy.Add(*(t.expr for t in self.terms if t.side == side and t.kind == kind))
+
+    @cached_property
+    def baseline_gemm_time(self) -> sympy.Expr:
+        return self._sum("baseline", "gemm")
+
+    @cached_property
+    def baseline_overhead_time(self) -> sympy.Expr:
+        return self._sum("baseline", "overhead")
+
+    @cached_property
+    def lowp_gemm_time(self) -> sympy.Expr:
+        return self._sum("lowp", "gemm")
+
+    @cached_property
+    def lowp_overhead_time(self) -> sympy.Expr:
+        return self._sum("lowp", "overhead")
+
+    @property
+    def baseline_time(self) -> sympy.Expr:
+        return self.baseline_gemm_time + self.baseline_overhead_time
+
+    @property
+    def lowp_time(self) -> sympy.Expr:
+        return self.lowp_gemm_time + self.lowp_overhead_time
+
+    @property
+    def speedup(self) -> sympy.Expr:
+        return self.baseline_time / self.lowp_time
+
+    @property
+    def expressions(self) -> dict[str, sympy.Expr]:
+        """The seven quantities by name."""
+        return {name: getattr(self, name) for name in OUTPUTS}
+
+    @property
+    def breakdown(self) -> dict[str, sympy.Expr]:
+        """Every named term: ``{"lowp.gemm.output": ..., "lowp.cast.input.amax": ...}``."""
+        return {t.name: t.expr for t in self.terms}
+
+    @property
+    def free_hardware_symbols(self) -> set[sympy.Symbol]:
+        free: set[sympy.Symbol] = set()
+        for t in self.terms:
+            free |= t.expr.free_symbols
+        return {s for s in free if S.is_hardware_symbol(s)}
+
+    @property
+    def dtypes(self) -> set[str]:
+        """Every GEMM peak the model uses (bf16 and the recipe's)."""
+        return {"bf16"} | self.recipe.dtypes
+
+    # -- binding and evaluation ---------------------------------------------
+    def on(self, hw: Hardware | str) -> "Linear":
+        """Bind hardware (an entry or a name in the preset's dataset), exactly."""
+        if isinstance(hw, str):
+            hw = hardware(hw, dataset=self.options.dataset)
+        lacking = sorted(d for d in self.dtypes if not hw.supports(d))
+        if lacking:
+            raise ValueError(
+                f"recipe {self.recipe.name!r} needs {'/'.join(lacking)} GEMMs, but "
+                f"{hw.name} has no dense {'/'.join(lacking)} peak; pick a GPU that has one "
+                f"(e.g. {'B200' if 'fp4' in lacking else 'H100 SXM'}) or another recipe")
+        values = hw.values_for(self.free_hardware_symbols)
+        terms = tuple(t.xreplace(values) for t in self.terms)
+        return Linear(self.recipe, self.mode, self.fuse, self.preset, self.options, terms, hw)
+
+    @cached_property
+    def _compiled(self):
+        free = sorted(self.free_hardware_symbols, key=str)
+        exprs = [getattr(self, name) for name in OUTPUTS]
+        fn = sympy.lambdify([*S.SHAPE_SYMBOLS, *free], exprs, modules="numpy", cse=True)
+        return fn, free
+
+    def evaluate(self, M: Any, K: Any, N: Any, **hardware_values: Any) -> dict[str, np.ndarray]:
+        """The seven quantities at shapes ``M, K, N`` (numpy broadcasting).
+
+        Shapes are taken as float64 (no integer overflow) and must be positive
+        and finite.  An unbound model takes its hardware symbols by name, e.g.
+        ``BW=3.35e12`` (arrays evaluate many GPUs at once).
+        """
+        fn, free = self._compiled
+        shapes = [_as_positive_array(v, name) for v, name in ((M, "M"), (K, "K"), (N, "N"))]
+        missing = [str(s) for s in free if str(s) not in hardware_values]
+        if missing:
+            raise ValueError(f"model has free hardware symbols {missing}: bind a GPU with "
+                             ".on(hw) or pass them by name to evaluate()")
+        unknown = set(hardware_values) - {str(s) for s in free}
+        if unknown:
+            raise ValueError(f"unknown hardware value(s) {sorted(unknown)}; this model's "
+                             f"free symbols are {[str(s) for s in free]}")
+        hw = [_as_positive_array(hardware_values[str(s)], str(s)) for s in free]
+        shape = np.broadcast_shapes(*(a.shape for a in shapes + hw))
+        with np.errstate(all="ignore"):
+            values = fn(*shapes, *hw)
+        return {name: np.broadcast_to(np.asarray(v, dtype=np.float64), shape)
+                for name, v in zip(OUTPUTS, values)}
+
+    def __repr__(self) -> str:
+        bound = f", hardware={self.hardware.name!r}" if self.hardware else ""
+        return (f"Linear({self.recipe.name!r}, mode={self.mode!r}, fuse={self.fuse}, "
+                f"preset={self.preset!r}{bound})")
+
+
+def _as_positive_array(value: Any, name: str) -> np.ndarray:
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} must be a number or array of numbers, not {value!r}")
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number or array of numbers, not {value!r}") from None
+    if not np.all(np.isfinite(arr)) or not np.all(arr > 0):
+        raise ValueError(f"{name} must be positive and finite; got {value!r}")
+    return arr
+
+
+def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool = False,
+           preset: str = "default", **option_overrides: Any) -> Linear:
+    """Build the cost model of one linear layer.
+
+    ``recipe``: a name from ``list_recipes(mode)``, or the seed's ``dynamic`` /
+    ``delayed`` / a role mapping of them.  ``fuse``: model the casts of input
+    and grad_output fused with their producers (training) or an activation
+    before the layer (inference).  ``preset``: ``default``, ``torchao``,
+    ``seed``; ``option_overrides``: any field of ``presets.Options``.
+
+    >>> m = linear("rowwise", mode="inference")
+    >>> sorted(m.breakdown)[:2]
+    ['baseline.gemm.output', 'lowp.cast.input.cast']
+    """
+    opts = options(preset, **option_overrides)
+    if not isinstance(fuse, bool):
+        raise ValueError(f"fuse must be True or False, not {fuse!r}")
+    r = get_recipe(recipe, mode, opts.recipe_table, opts.torch_compile_limitations)
+    return Linear(r, mode, fuse, preset, opts, _terms(r, mode, fuse, opts))

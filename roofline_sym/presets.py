@@ -1,0 +1,85 @@
+"""Presets: named bundles of model options.
+
+A model option is one modelling choice (how a GEMM's time is priced, whether
+every kernel pays the launch floor, how scale bytes are counted, ...).  A
+preset fixes all of them; any one can be overridden by keyword:
+
+>>> opts = options("torchao", gemm_time="compute")
+>>> opts.gemm_time, opts.recipe_table
+('compute', 'torchao')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from .gemm import GEMM_TIME_MODELS
+from .hardware import DATASETS
+from .recipes import TABLES
+
+__all__ = ["Options", "PRESETS", "options", "LAUNCH_FLOORS", "GEMM_SCALES"]
+
+# per_kernel: every kernel costs Max(bytes / BWeff, L) (torchao);
+# empty_kernels: bytes are summed at BWeff, and only kernels that move no
+# bytes pay L (the seed).
+LAUNCH_FLOORS = ("per_kernel", "empty_kernels")
+# format: scales read at their own format and block, per operand (default);
+# torchao: floor((m k + k n) / block) scales at the operand's element size,
+# for MX and NVFP4 recipes only (torchao 0.18).
+GEMM_SCALES = ("format", "torchao")
+
+
+@dataclass(frozen=True)
+class Options:
+    """The modelling choices of a linear-layer model.
+
+    - ``gemm_time``: ``roofline`` = Max(compute, memory, launch) per GEMM;
+      ``compute`` = FLOPs at the achievable peak only.
+    - ``launch_floor``: see ``LAUNCH_FLOORS``.
+    - ``recipe_table``: cast-kernel table, ``default`` or ``torchao``.
+    - ``gemm_scales``: see ``GEMM_SCALES``.
+    - ``dataset``: hardware dataset a GPU name is looked up in by ``.on()``.
+    - ``torch_compile_limitations``: the seed's pessimistic dynamic/delayed casts.
+    """
+
+    gemm_time: str = "roofline"
+    launch_floor: str = "per_kernel"
+    recipe_table: str = "default"
+    gemm_scales: str = "format"
+    dataset: str = "default"
+    torch_compile_limitations: bool = False
+
+    def __post_init__(self) -> None:
+        for name, valid in (("gemm_time", GEMM_TIME_MODELS), ("launch_floor", LAUNCH_FLOORS),
+                            ("recipe_table", TABLES), ("gemm_scales", GEMM_SCALES),
+                            ("dataset", DATASETS)):
+            value = getattr(self, name)
+            if value not in valid:
+                raise ValueError(f"option {name}={value!r} is not one of: {', '.join(valid)}")
+        if not isinstance(self.torch_compile_limitations, bool):
+            raise ValueError("option torch_compile_limitations must be True or False")
+
+
+PRESETS: dict[str, Options] = {
+    # this project's model: torchao's structure, scales at their own size,
+    # per-dtype GEMM efficiency, datasheet hardware
+    "default": Options(),
+    # torchao 0.18.0, testing/training/roofline_utils.py and its benchmark scripts
+    "torchao": Options(recipe_table="torchao", gemm_scales="torchao", dataset="torchao"),
+    # the seed document: compute-only GEMMs, summed cast traffic, Meta's H100
+    "seed": Options(gemm_time="compute", launch_floor="empty_kernels",
+                    recipe_table="torchao", gemm_scales="torchao", dataset="seed"),
+}
+
+_OPTION_NAMES = tuple(f.name for f in fields(Options))
+
+
+def options(preset: str = "default", **overrides) -> Options:
+    """The options of ``preset`` with ``overrides`` applied (validated)."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
+    unknown = set(overrides) - set(_OPTION_NAMES)
+    if unknown:
+        raise ValueError(f"unknown model option(s) {sorted(unknown)}; "
+                         f"valid: {', '.join(_OPTION_NAMES)}")
+    return replace(PRESETS[preset], **overrides)

@@ -1,0 +1,395 @@
+"""Recipes as data: per tensor role, the cast kernels and the bytes they move.
+
+A recipe says which format the low-precision GEMMs read, how their operands
+are scaled, and, for each tensor role (``input`` M x K, ``weight`` K x N,
+``grad_output`` M x N), the kernels that turn the bf16 tensor into those
+operands.  A kernel lists the element formats it reads and writes (each over
+all ``n = dim0 * dim1`` elements) and the scales it writes; its first read
+vanishes when the kernel is fused with the op that produced the tensor.
+
+Two tables exist: ``default`` (this project's model, scales at their own
+format and block) and ``torchao`` (torchao 0.18 exactly).  The seed
+document's ``dynamic`` / ``delayed`` scalings are available in both.
+
+>>> from roofline_sym.symbols import M, K
+>>> r = recipe("tensorwise", "training", table="torchao")
+>>> [k.bytes(M, K) for k in r.kernels["input"]]
+[2*K*M, 0, 4*K*M]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Callable, Mapping
+
+import sympy
+
+from .formats import element, scaling
+from .symbols import K, M, N
+
+__all__ = [
+    "Kernel",
+    "ScaleWrite",
+    "Recipe",
+    "MODES",
+    "ROLES",
+    "TABLES",
+    "SEED_SCALINGS",
+    "recipe",
+    "list_recipes",
+    "role_dims",
+    "gemm_dims",
+]
+
+MODES = ("training", "inference")
+TABLES = ("default", "torchao")
+SEED_SCALINGS = ("dynamic", "delayed")
+
+# output = input @ weight; grad_input = grad_output @ weight.T;
+# grad_weight = input.T @ grad_output.  (m, k, n) with k contracted.
+_GEMMS = {
+    "training": {"output": (M, K, N), "grad_input": (M, N, K), "grad_weight": (K, M, N)},
+    "inference": {"output": (M, K, N)},
+}
+_ROLES = {
+    "training": {"input": (M, K), "weight": (K, N), "grad_output": (M, N)},
+    # weights are quantized ahead of time: only the activation is cast
+    "inference": {"input": (M, K)},
+}
+ROLES = tuple(_ROLES["training"])
+# Roles whose producer a cast can fuse with (the weight has no producer op).
+FUSABLE_ROLES = ("input", "grad_output")
+
+_ROUNDING: dict[str, Callable[[sympy.Expr], sympy.Expr]] = {
+    "ceil": sympy.ceiling,  # a partial block still needs a scale
+    "floor": sympy.floor,  # torchao's integer division
+    "exact": lambda x: x,  # torchao's blockwise n / 128
+}
+
+
+def gemm_dims(mode: str) -> Mapping[str, tuple[sympy.Symbol, ...]]:
+    """``{gemm name: (m, k, n)}`` of a linear layer in ``mode``."""
+    return _GEMMS[mode]
+
+
+def role_dims(mode: str) -> Mapping[str, tuple[sympy.Symbol, sympy.Symbol]]:
+    """``{role: (dim0, dim1)}`` of the tensors cast in ``mode``."""
+    return _ROLES[mode]
+
+
+@dataclass(frozen=True)
+class ScaleWrite:
+    """Scales a cast writes for a GEMM that contracts the tensor along ``contract``."""
+
+    scaling: str
+    contract: str = "dim1"  # "dim1": scales per row (row-major layout); "dim0": per column
+    rounding: str = "ceil"
+
+    def bytes(self, dim0: sympy.Expr, dim1: sympy.Expr) -> sympy.Expr:
+        s = scaling(self.scaling)
+        outer, inner = (dim0, dim1) if self.contract == "dim1" else (dim1, dim0)
+        return s.count(outer, inner, _ROUNDING[self.rounding]) * s.scale.bytes
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One cast kernel; ``fusable``: its first read comes free when fused.
+
+    >>> Kernel("cast", reads=("bf16",), writes=("fp8_e4m3",)).bytes(M, K)
+    3*K*M
+    """
+
+    name: str
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    fusable: bool = False
+    scales: tuple[ScaleWrite, ...] = ()
+
+    def bytes(self, dim0: sympy.Expr, dim1: sympy.Expr, fused: bool = False) -> sympy.Expr:
+        reads = self.reads[1:] if fused and self.fusable else self.reads
+        per_element = sum((element(f).bytes for f in reads + self.writes), sympy.Integer(0))
+        return per_element * dim0 * dim1 + sum(
+            (s.bytes(dim0, dim1) for s in self.scales), sympy.Integer(0))
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A low-precision recipe for one mode.
+
+    ``lowp``: operand format of the low-precision GEMMs; ``gemm_scaling``:
+    ``{gemm: (scaling of a, scaling of b)}`` (``None`` = no scales read);
+    ``bf16_gemms``: GEMMs the recipe leaves in bf16.
+    """
+
+    name: str
+    mode: str
+    lowp: str
+    kernels: Mapping[str, tuple[Kernel, ...]]
+    gemm_scaling: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    bf16_gemms: tuple[str, ...] = ()
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kernels", MappingProxyType(dict(self.kernels)))
+        object.__setattr__(self, "gemm_scaling", MappingProxyType(dict(self.gemm_scaling)))
+
+    def gemm_format(self, gemm: str) -> str:
+        return "bf16" if gemm in self.bf16_gemms else self.lowp
+
+    def scalings(self, gemm: str) -> tuple[str | None, str | None]:
+        if gemm in self.bf16_gemms:
+            return (None, None)
+        return self.gemm_scaling.get(gemm, (None, None))
+
+    @property
+    def dtypes(self) -> set[str]:
+        """The GEMM peaks the recipe needs (``{"fp8"}``, ``{"fp4"}``...)."""
+        return {element(self.gemm_format(g)).compute for g in _GEMMS[self.mode]}
+
+
+# ---------------------------------------------------------------------------
+# Building blocks.  BF/F8/F4: element formats; rows/cols: scale layouts.
+BF, F8, F4 = "bf16", "fp8_e4m3", "fp4_e2m1"
+
+
+def _cast(name: str, out: str = F8, *, fusable: bool = False, scales=(), reads=(BF,),
+          extra_writes=()) -> Kernel:
+    return Kernel(name, tuple(reads), (out, *extra_writes), fusable, tuple(scales))
+
+
+def _amax(fusable: bool = True) -> Kernel:
+    # stage 1 of the max-abs reduction reads the tensor and writes a few partials
+    return Kernel("amax", (BF,), (), fusable)
+
+
+_AMAX_FINAL = Kernel("amax_final")  # stage 2: reduces the partials, moves ~0 bytes
+
+
+def _all_gemms(mode: str, a: str | None, b: str | None = None) -> dict:
+    return {g: (a, a if b is None else b) for g in _GEMMS[mode]}
+
+
+def _rows(s: str) -> ScaleWrite:  # layout for a GEMM contracting dim1
+    return ScaleWrite(s, "dim1")
+
+
+def _cols(s: str) -> ScaleWrite:  # layout for a GEMM contracting dim0
+    return ScaleWrite(s, "dim0")
+
+
+def _mx_training(name: str, out: str, description: str) -> Recipe:
+    # one cast per layout; the second cannot reuse the first's read
+    per_layout = (_cast("cast_dim0", out, fusable=True, scales=[_rows("mx")]),
+                  _cast("cast_dim1", out, scales=[_cols("mx")]))
+    weight = (_cast("cast_dim0", out, scales=[_cols("mx")]),
+              _cast("cast_dim1", out, scales=[_rows("mx")]))
+    return Recipe(name, "training", out,
+                  {"input": per_layout, "weight": weight, "grad_output": per_layout},
+                  _all_gemms("training", "mx"), description=description)
+
+
+def _training_table() -> dict[str, Recipe]:
+    tw_act = (_amax(), _AMAX_FINAL, _cast("cast_dim0_dim1", extra_writes=(F8,)))
+    tw_weight = (_amax(), _AMAX_FINAL, _cast("cast_dim0"), _cast("cast_dim1"))
+    rw_act = (
+        # cast for dim0 and write a bf16 transpose; the transpose needs the whole
+        # tensor in shared memory to fuse with the second cast, so it is not
+        _cast("cast_dim0_transpose", extra_writes=(BF,), fusable=True, scales=[_rows("rowwise")]),
+        _cast("cast_dim1", scales=[_cols("rowwise")]),
+    )
+    rw_weight = (
+        _cast("cast_dim0", scales=[_cols("rowwise")]),
+        Kernel("transpose", (BF,), (BF,)),
+        _cast("cast_dim1", scales=[_rows("rowwise")]),
+    )
+    gw_hp_act = (_cast("cast_dim0", fusable=True, scales=[_rows("rowwise")]),)
+    gw_hp_weight = (
+        _cast("cast_dim0", scales=[_cols("rowwise")]),
+        Kernel("rowwise_to_tensorwise_scale"),
+        _cast("cast_dim1"),
+    )
+    mx32_act = (_cast("cast_dim0", fusable=True, scales=[_rows("mx")]),
+                _cast("cast_dim1", scales=[_cols("mx")]))
+    mx32_weight = (_cast("cast_32x32", scales=[_rows("mx_32x32")]),
+                   # square blocks: the transposed copy reuses the scales
+                   Kernel("transpose_fp8", (F8,), (F8,)))
+    flexible = (_cast("cast_32x32", fusable=True, scales=[_rows("mx_32x32")]),)
+    b1, b128 = "blockwise_1x128", "blockwise_128x128"
+    blockwise_gemms = {"output": (b1, b128), "grad_input": (b1, b128), "grad_weight": (b1, b1)}
+    table = [
+        Recipe("tensorwise", "training", F8,
+               {"input": tw_act, "weight": tw_weight, "grad_output": tw_act},
+               description="fp8 with one scale per tensor (dynamic amax)"),
+        Recipe("rowwise", "training", F8,
+               {"input": rw_act, "weight": rw_weight, "grad_output": rw_act},
+               _all_gemms("training", "rowwise"),
+               description="fp8 with one fp32 scale per row of each GEMM operand"),
+        Recipe("rowwise_with_gw_hp", "training", F8,
+               {"input": gw_hp_act, "weight": gw_hp_weight, "grad_output": gw_hp_act},
+               _all_gemms("training", "rowwise"), bf16_gemms=("grad_weight",),
+               description="rowwise fp8, grad_weight GEMM kept in bf16"),
+        _mx_training("mxfp8_emulated", F8, "MXFP8 (e4m3, e8m0 per 32), emulated GEMM"),
+        _mx_training("mxfp8_cublas", F8, "MXFP8 (e4m3, e8m0 per 32), cuBLAS GEMM"),
+        _mx_training("mxfp8_cublas_rceil", F8, "MXFP8, cuBLAS GEMM, round-up scale"),
+        _mx_training("mxfp4_cutlass", F4, "MXFP4 (e2m1, e8m0 per 32), CUTLASS GEMM"),
+        Recipe("mxfp8_32x32_flexible_gemm_layout", "training", F8,
+               {"input": flexible, "weight": flexible, "grad_output": flexible},
+               _all_gemms("training", "mx_32x32"),
+               description="MXFP8 with 32x32 blocks everywhere and GEMMs taking any "
+                           "operand layout: one cast per tensor"),
+        Recipe("mxfp8_32x32_weight", "training", F8,
+               {"input": mx32_act, "weight": mx32_weight, "grad_output": mx32_act},
+               {"output": ("mx", "mx_32x32"), "grad_input": ("mx", "mx_32x32"),
+                "grad_weight": ("mx", "mx")},
+               description="MXFP8, 32x32 weight blocks (transposable), 1x32 activations"),
+        Recipe("blockwise", "training", F8, {
+            "input": (_cast("quant_lhs", fusable=True, scales=[_rows(b1)]),
+                      _cast("quant_rhs", scales=[_cols(b1)])),
+            # the weight is quantized for both GEMM layouts (weight.T and weight)
+            "weight": (_cast("quant_transposed_rhs", scales=[_rows(b128)]),
+                       _cast("quant_rhs", scales=[_rows(b128)])),
+            "grad_output": (_cast("quant_lhs", fusable=True, scales=[_rows(b1)]),
+                            _cast("quant_transposed_lhs", scales=[_cols(b1)])),
+        }, blockwise_gemms,
+            description="DeepSeek-V3 style fp8: 1x128 activation, 128x128 weight blocks"),
+    ]
+    return {r.name: r for r in table}
+
+
+def _inference_table() -> dict[str, Recipe]:
+    def one(name: str, out: str, kernels: tuple[Kernel, ...], s: str | None, desc: str):
+        return Recipe(name, "inference", out, {"input": kernels},
+                      _all_gemms("inference", s), description=desc)
+
+    return {r.name: r for r in (
+        one("tensorwise", F8, (_amax(False), _AMAX_FINAL, _cast("cast")), None,
+            "fp8 activation with one dynamic scale per tensor"),
+        one("rowwise", F8, (_cast("cast", scales=[_rows("rowwise")]),), "rowwise",
+            "fp8 activation with one fp32 scale per row"),
+        one("mxfp8", F8, (_cast("cast", scales=[_rows("mx")]),), "mx",
+            "MXFP8: e4m3 with an e8m0 scale per 32 elements"),
+        one("mxfp4", F4, (_cast("cast", F4, scales=[_rows("mx")]),), "mx",
+            "MXFP4: e2m1 with an e8m0 scale per 32 elements"),
+        one("nvfp4", F4, (_amax(False), _AMAX_FINAL,
+                          _cast("cast", F4, scales=[_rows("nvfp4_no_global")])), "nvfp4",
+            "NVFP4: e2m1, e4m3 scale per 16, dynamic fp32 global scale"),
+        one("nvfp4_static", F4, (_cast("cast", F4, scales=[_rows("nvfp4_no_global")]),),
+            "nvfp4", "NVFP4 with a calibrated (static) global scale"),
+        one("nvfp4_no_global_scale", F4,
+            (_cast("cast", F4, scales=[_rows("nvfp4_no_global")]),), "nvfp4_no_global",
+            "NVFP4 without a global scale"),
+    )}
+
+
+def _torchao_training(default: Mapping[str, Recipe]) -> dict[str, Recipe]:
+    """torchao 0.18 counts no scale bytes in training casts, except blockwise's
+    fp32 scales, which it prices as n / 128 (no rounding)."""
+    def adjust(k: Kernel, blockwise: bool) -> Kernel:
+        scales = tuple(replace(s, rounding="exact") for s in k.scales) if blockwise else ()
+        return replace(k, scales=scales)
+
+    return {name: replace(r, kernels={
+        role: tuple(adjust(k, name == "blockwise") for k in ks)
+        for role, ks in r.kernels.items()}) for name, r in default.items()}
+
+
+def _torchao_inference(default: Mapping[str, Recipe]) -> dict[str, Recipe]:
+    """torchao 0.18's inference casts: integer-division block scales, no
+    zero-byte amax stage, and dynamic NVFP4 priced as one kernel reading twice."""
+    def floor_scales(k: Kernel) -> Kernel:
+        return replace(k, scales=tuple(replace(s, rounding="floor") for s in k.scales))
+
+    out = {name: replace(r, kernels={"input": tuple(
+        floor_scales(k) for k in r.kernels["input"] if k is not _AMAX_FINAL)})
+        for name, r in default.items()}
+    cast = out["nvfp4"].kernels["input"][-1]
+    out["nvfp4"] = replace(out["nvfp4"], kernels={"input": (
+        replace(cast, name="amax_and_cast", reads=(BF, BF)),)})
+    return out
+
+
+_DEFAULT = {"training": _training_table(), "inference": _inference_table()}
+_TABLES = {
+    "default": _DEFAULT,
+    "torchao": {"training": _torchao_training(_DEFAULT["training"]),
+                "inference": _torchao_inference(_DEFAULT["inference"])},
+}
+
+
+# -- the seed document's dynamic / delayed scaling ---------------------------
+def _seed_kernels(scaling_type: str, compile_limits: bool) -> tuple[Kernel, ...]:
+    both = (F8, F8)  # the cast writes row-major and column-major fp8
+    if scaling_type == "dynamic":
+        # torch.compile's cast re-reads the fp8 output (pytorch/pytorch#130015)
+        reads = (BF, F8) if compile_limits else (BF,)
+        return (_amax(), _AMAX_FINAL, Kernel("cast_dim0_dim1", reads, both))
+    if compile_limits:
+        # amax is not fused with the cast (pytorch/pytorch#128063), and the
+        # cast re-reads fp8 (#130015): as costly as dynamic scaling
+        return (_amax(), _AMAX_FINAL, Kernel("scale_reciprocal"),
+                Kernel("cast_dim0_dim1", (BF, F8), both))
+    return (Kernel("amax_and_cast", (BF,), both, fusable=True), _AMAX_FINAL,
+            Kernel("scale_reciprocal"))
+
+
+def _seed_recipe(per_role: Mapping[str, str], compile_limits: bool) -> Recipe:
+    unknown_roles = set(per_role) - set(ROLES)
+    if unknown_roles or set(per_role) != set(ROLES):
+        raise ValueError(f"a seed recipe mapping needs exactly the roles {list(ROLES)}; "
+                         f"got {sorted(per_role)}")
+    for role, s in per_role.items():
+        if s not in SEED_SCALINGS:
+            raise ValueError(f"role {role!r}: scaling {s!r} is not one of {SEED_SCALINGS}")
+    kinds = set(per_role.values())
+    name = kinds.pop() if len(kinds) == 1 else ",".join(f"{r}={per_role[r]}" for r in ROLES)
+    return Recipe(name, "training", F8,
+                  {r: _seed_kernels(per_role[r], compile_limits) for r in ROLES},
+                  description="the seed document's fp8 scaling, per role: " +
+                  ", ".join(f"{r} {per_role[r]}" for r in ROLES))
+
+
+def list_recipes(mode: str = "training", table: str = "default") -> list[str]:
+    """Recipe names for ``mode``; the seed's ``dynamic``/``delayed`` are training-only.
+
+    >>> list_recipes("inference")
+    ['tensorwise', 'rowwise', 'mxfp8', 'mxfp4', 'nvfp4', 'nvfp4_static', 'nvfp4_no_global_scale']
+    """
+    _check(mode, MODES, "mode")
+    _check(table, TABLES, "recipe table")
+    names = list(_TABLES[table][mode])
+    return names + list(SEED_SCALINGS) if mode == "training" else names
+
+
+def recipe(name: str | Mapping[str, str], mode: str = "training", table: str = "default",
+           torch_compile_limitations: bool = False) -> Recipe:
+    """Look up a recipe; inference names starting with ``mxfp8`` mean ``mxfp8``.
+
+    ``name`` may also be ``dynamic``, ``delayed`` or a mapping
+    ``{"input": ..., "weight": ..., "grad_output": ...}`` of those (training).
+    """
+    _check(mode, MODES, "mode")
+    _check(table, TABLES, "recipe table")
+    if isinstance(name, Mapping) or name in SEED_SCALINGS:
+        if mode != "training":
+            raise ValueError(f"the seed's {SEED_SCALINGS} scalings model training only; "
+                             f"inference recipes: {', '.join(list_recipes(mode, table))}")
+        per_role = dict(name) if isinstance(name, Mapping) else dict.fromkeys(ROLES, name)
+        return _seed_recipe(per_role, torch_compile_limitations)
+    if torch_compile_limitations:
+        raise ValueError("torch_compile_limitations applies to the seed's dynamic/delayed "
+                         f"scalings only, not to {name!r}")
+    recipes = _TABLES[table][mode]
+    if not isinstance(name, str):
+        raise TypeError(f"recipe must be a name or a role mapping, not {type(name).__name__}")
+    if name in recipes:
+        return recipes[name]
+    if mode == "inference" and name.startswith("mxfp8"):
+        return replace(recipes["mxfp8"], name=name)
+    raise ValueError(f"unknown {mode} recipe {name!r}; valid: "
+                     f"{', '.join(list_recipes(mode, table))}")
+
+
+def _check(value: str, valid: tuple[str, ...], what: str) -> None:
+    if value not in valid:
+        raise ValueError(f"unknown {what} {value!r}; valid: {', '.join(valid)}")

@@ -1,0 +1,86 @@
+"""The only place where roofline_sym makes SymPy symbols.
+
+Shape symbols are positive reals (not integers: ``solve`` with integer symbols
+silently drops non-integer break-even points).  Hardware symbols come from one
+cached factory, so every module that asks for "the fp8 peak" gets the very same
+``Symbol`` and ``xreplace`` with ``Hardware.parameters`` always hits.
+
+>>> from roofline_sym.symbols import M, peak_flops, gemm_efficiency
+>>> peak_flops("fp8"), gemm_efficiency("fp8")
+(P_fp8, eta_fp8)
+>>> M.is_positive
+True
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import sympy
+
+__all__ = [
+    "M",
+    "K",
+    "N",
+    "SHAPE_SYMBOLS",
+    "peak_flops",
+    "gemm_efficiency",
+    "mem_bw",
+    "mem_efficiency",
+    "launch_overhead",
+    "hardware_symbols",
+    "is_hardware_symbol",
+    "latex_name",
+]
+
+M, K, N = sympy.symbols("M K N", positive=True)
+SHAPE_SYMBOLS = (M, K, N)
+
+# name -> LaTeX, filled by the factory below; used by render.latex.
+_LATEX: dict[sympy.Symbol, str] = {}
+
+
+@cache
+def _make(name: str, latex: str) -> sympy.Symbol:
+    sym = sympy.Symbol(name, positive=True)
+    _LATEX[sym] = latex
+    return sym
+
+
+def peak_flops(dtype: str) -> sympy.Symbol:
+    """Dense peak FLOP/s of GEMMs with ``dtype`` inputs (``P_bf16``)."""
+    return _make(f"P_{dtype}", rf"P_{{\mathrm{{{dtype}}}}}")
+
+
+def gemm_efficiency(dtype: str) -> sympy.Symbol:
+    """Achievable fraction of ``peak_flops(dtype)`` for a large GEMM (``eta_fp8``)."""
+    return _make(f"eta_{dtype}", rf"\eta_{{\mathrm{{{dtype}}}}}")
+
+
+def mem_bw() -> sympy.Symbol:
+    """Peak memory bandwidth in bytes/s (``BW``)."""
+    return _make("BW", r"\mathrm{BW}")
+
+
+def mem_efficiency() -> sympy.Symbol:
+    """Achievable fraction of the peak bandwidth (``eta_mem``)."""
+    return _make("eta_mem", r"\eta_{\mathrm{mem}}")
+
+
+def launch_overhead() -> sympy.Symbol:
+    """The time floor of one kernel, seconds (``t_launch``)."""
+    return _make("t_launch", r"t_{\mathrm{launch}}")
+
+
+def hardware_symbols() -> tuple[sympy.Symbol, ...]:
+    """Every hardware symbol made so far (the factory is lazy)."""
+    return tuple(_LATEX)
+
+
+def is_hardware_symbol(sym: sympy.Basic) -> bool:
+    return sym in _LATEX
+
+
+def latex_name(sym: sympy.Symbol) -> str:
+    """Readable LaTeX for a roofline_sym symbol (shape symbols print as themselves)."""
+    return _LATEX.get(sym, sympy.latex(sym))
