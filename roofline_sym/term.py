@@ -15,6 +15,7 @@ Max(3*M, t_launch)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Mapping
 
 import sympy
@@ -36,10 +37,12 @@ class Term:
         if unknown or not self.pieces:
             raise ValueError(f"term {self.name!r}: bad pieces {self.pieces!r}")
 
-    @property
+    @cached_property
     def expr(self) -> sympy.Expr:
         exprs = [e for _, e in self.pieces]
-        return exprs[0] if len(exprs) == 1 else sympy.Max(*exprs)
+        # evaluate=False: pieces never dominate one another for all shapes, and
+        # SymPy's pairwise comparison of symbolic arguments is slow
+        return exprs[0] if len(exprs) == 1 else sympy.Max(*exprs, evaluate=False)
 
     @property
     def side(self) -> str:

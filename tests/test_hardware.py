@@ -1,0 +1,256 @@
+"""The hardware datasets: facts, sources, lookup, validation of files."""
+
+import textwrap
+
+import pytest
+import sympy
+
+import roofline_sym as rs
+from roofline_sym import symbols as S
+from roofline_sym.hardware import DATASETS, HardwareError, dataset
+
+# -- facts from the datasheets (hardware-facts.md) ---------------------------
+FACTS = [
+    ("h100-sxm", "mem_bw", 3.35e12),
+    ("h200", "mem_bw", 4.8e12),
+    ("h100-pcie", "mem_bw", 2.0e12),
+    ("a100", "mem_bw", 2.039e12),
+    ("b200", "mem_bw", 8.0e12),
+    ("rtx-5090", "mem_bw", 1.792e12),
+    ("mi300x", "mem_bw", 5.3e12),
+    ("h100-sxm", "bf16", 989.4e12),
+    ("h100-sxm", "fp8", 1978.9e12),
+    ("b200", "fp4", 9e15),
+    ("b200", "bf16", 2.25e15),
+    ("mi355x", "fp4", 10066e12),
+    ("l40s", "fp8", 733e12),
+    ("a100", "bf16", 312e12),
+]
+
+
+@pytest.mark.parametrize("name, field, value", FACTS)
+def test_datasheet_facts(name, field, value):
+    hw = rs.hardware(name)
+    got = hw.mem_bw if field == "mem_bw" else hw.peak_flops[field]
+    assert got == sympy.Rational(repr(value))
+
+
+@pytest.mark.parametrize("name", ["a100", "l40s", "rtx-4090", "mi300x", "h100-sxm", "h200"])
+def test_no_fp4_where_there_is_no_fp4_hardware(name):
+    assert rs.hardware(name).peak_flops.get("fp4") is None
+
+
+def test_a100_has_no_fp8():
+    assert not rs.hardware("a100").supports("fp8")
+
+
+def test_default_dataset_is_large_and_sourced():
+    ds = dataset("default")
+    assert len(ds) >= 14
+    for hw in ds:
+        assert {"peak_flops", "gemm_efficiency", "mem_bw", "mem_efficiency",
+                "launch_overhead"} <= set(hw.sources), hw.name
+        assert all(text.strip() for text in hw.sources.values()), hw.name
+        # every dtype the models use has an efficiency wherever it has a peak
+        for d in ("bf16", "fp8", "fp4"):
+            assert (d in hw.peak_flops) == (d in hw.gemm_efficiency), (hw.name, d)
+
+
+@pytest.mark.parametrize("ds", DATASETS)
+def test_every_dataset_entry_validates(ds):
+    for hw in dataset(ds):
+        assert hw.dataset == ds
+        for value in hw.parameters.values():
+            assert isinstance(value, sympy.Rational)  # exact, never a Float
+
+
+REQUIRED_GPUS = ["A100 SXM", "H100 SXM", "H100 PCIe", "H100 NVL", "H200", "B200", "GB200",
+                 "B300", "GB300", "L40S", "RTX 4090", "RTX 5090", "MI300X", "MI325X",
+                 "MI355X", "Gaudi 3"]
+
+
+@pytest.mark.parametrize("name", REQUIRED_GPUS)
+def test_required_gpus_present(name):
+    assert rs.hardware(name).name.startswith(name.split()[0])
+
+
+# -- lookup -------------------------------------------------------------------
+@pytest.mark.parametrize("query, expected", [
+    ("h100", "H100 SXM"), ("H100-SXM", "H100 SXM"), ("h100 sxm", "H100 SXM"),
+    ("h100_sxm", "H100 SXM"), ("h100-pcie", "H100 PCIe"), ("h200", "H200 SXM"),
+    ("b200", "B200 (HGX)"), ("a100", "A100 SXM 80GB"), ("l40s", "L40S"),
+    ("rtx-5090", "RTX 5090"), ("mi300x", "MI300X"), ("gaudi3", "Gaudi 3"),
+    # torch.cuda.get_device_name() strings
+    ("NVIDIA H100 80GB HBM3", "H100 SXM"), ("NVIDIA H200", "H200 SXM"),
+    ("NVIDIA H100 PCIe", "H100 PCIe"), ("NVIDIA B200", "B200 (HGX)"),
+    ("NVIDIA A100-SXM4-80GB", "A100 SXM 80GB"), ("NVIDIA GeForce RTX 4090", "RTX 4090"),
+    ("AMD Instinct MI300X", "MI300X"), ("NVIDIA L40S", "L40S"),
+])
+def test_lookup_by_alias_and_device_name(query, expected):
+    assert rs.hardware(query).name == expected
+
+
+def test_no_prefix_matching():
+    # a prefix rule would map an H200 NVL to H100 or H200 numbers
+    for query in ("NVIDIA H200 NVL", "NVIDIA H1", "NVIDIA H100 80GB HBM3 extra", "H"):
+        with pytest.raises(rs.UnknownHardwareError):
+            rs.hardware(query)
+
+
+def test_unknown_name_lists_close_matches_and_is_a_lookup_error():
+    with pytest.raises(LookupError, match="did you mean.*H200 SXM"):
+        rs.hardware("h20")
+
+
+def test_list_hardware():
+    names = rs.list_hardware()
+    assert "H100 SXM" in names and len(names) == len(set(names))
+    assert rs.list_hardware("torchao") == [
+        "NVIDIA H100", "NVIDIA B200", "NVIDIA B300 SXM6 AC", "NVIDIA GB200",
+        "AMD Instinct MI300X", "NVIDIA GeForce RTX 5090"]
+
+
+def test_unknown_dataset():
+    with pytest.raises(ValueError, match="torchao"):
+        rs.list_hardware("tpu")
+
+
+# -- torchao and seed tables --------------------------------------------------
+TORCHAO = {  # torchao 0.18 gpu_name_to_specs, as torchao has them
+    "NVIDIA H100": (989e12, 1979e12, None, 2.4e12, 0.78, 0.92),
+    "NVIDIA B200": (2.25e15, 4.5e15, 9.0e15, (7680 / 8) * 3.996e9 * 2, 0.78, 0.92),
+    "NVIDIA B300 SXM6 AC": (2.25e15, 4.5e15, 14e15, 8e12, 0.82, 0.84),
+    "NVIDIA GB200": (2.25e15, 4.5e15, 9.0e15, 8.0e12, 0.78, 0.92),
+    "AMD Instinct MI300X": (1307e12, 2614e12, None, 5.3e12, 0.78, 0.92),
+}
+
+
+@pytest.mark.parametrize("name", TORCHAO)
+def test_torchao_table(name):
+    bf16, fp8, fp4, bw, gemm, mem = TORCHAO[name]
+    hw = rs.hardware(name, dataset="torchao")
+    assert float(hw.peak_flops["bf16"]) == bf16 and float(hw.peak_flops["fp8"]) == fp8
+    assert (float(hw.peak_flops["fp4"]) if fp4 else None) == fp4
+    assert float(hw.mem_bw) == pytest.approx(bw, rel=1e-15)
+    assert all(float(v) == gemm for v in hw.gemm_efficiency.values())
+    assert float(hw.mem_efficiency) == mem
+    assert hw.launch_overhead == sympy.Rational(2, 10**6)
+
+
+def test_torchao_rtx5090_bandwidth_corrected_and_flagged():
+    hw = rs.hardware("NVIDIA GeForce RTX 5090", dataset="torchao")
+    assert hw.mem_bw == sympy.Rational("1.792e12")
+    assert any("1.792e15" in note for note in hw.notes)
+
+
+def test_torchao_rtx5090_missing_efficiencies_refused():
+    hw = rs.hardware("NVIDIA GeForce RTX 5090", dataset="torchao")
+    model = rs.linear("tensorwise", preset="torchao")
+    with pytest.raises(rs.MissingHardwareValueError, match="gemm_efficiency.bf16.*replace"):
+        model.on(hw)
+    fixed = hw.replace(gemm_efficiency={"bf16": 0.7, "fp8": 0.7}, mem_efficiency=0.9)
+    assert float(model.on(fixed).evaluate(4096, 4096, 4096)["speedup"]) > 0
+
+
+def test_seed_constants():
+    hw = rs.hardware("h100", dataset="seed")
+    p = hw.parameters
+    assert p[S.peak_flops("bf16")] == 989 * 10**12
+    assert p[S.peak_flops("fp8")] == 1979 * 10**12
+    assert p[S.mem_bw()] == sympy.Rational(24, 10) * 10**12
+    assert p[S.gemm_efficiency("bf16")] == p[S.gemm_efficiency("fp8")] == sympy.Rational(6, 10)
+    assert p[S.mem_efficiency()] == sympy.Rational(92, 100)
+    assert p[S.launch_overhead()] == sympy.Rational(2, 10**6)
+
+
+def test_parameters_map_the_factory_symbols():
+    hw = rs.hardware("h100")
+    assert hw.parameters[S.mem_bw()] == hw.mem_bw
+    assert hw.parameters[S.gemm_efficiency("fp8")] == hw.gemm_efficiency["fp8"]
+    assert hw == rs.hardware("NVIDIA H100 80GB HBM3") and hash(hw) == hash(rs.hardware("h100"))
+
+
+# -- validation of user files -------------------------------------------------
+GOOD = """
+[sources]
+ME = "my measurements"
+[[gpu]]
+name = "Toy"
+aliases = ["toy"]
+peak_flops_per_s = { bf16 = 1e15, fp8 = 2e15 }
+gemm_efficiency = { bf16 = 0.8, fp8 = 0.7 }
+mem_bw_bytes_per_s = 3e12
+mem_efficiency = 0.9
+launch_overhead_s = 2e-6
+[gpu.sources]
+peak_flops_per_s = "ME"
+gemm_efficiency = "ME"
+mem_bw_bytes_per_s = "ME"
+mem_efficiency = "assumed; a guess"
+launch_overhead_s = "ME; one-element kernel"
+"""
+
+
+def write(tmp_path, text):
+    path = tmp_path / "hw.toml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_user_file_loads(tmp_path):
+    ds = rs.load_hardware(write(tmp_path, GOOD))
+    hw = ds.get("TOY")
+    assert hw.mem_bw == 3 * 10**12 and hw.sources["mem_bw"] == "my measurements"
+    assert rs.hardware("toy", dataset=ds) is hw
+
+
+BAD = [
+    # (replace this, with that, message pattern)
+    ("mem_bw_bytes_per_s = 3e12", "mem_bw_bytes_per_s = 3e15",
+     r"entry 'Toy', field 'mem_bw_bytes_per_s': 3e\+15 B/s is outside"),
+    ("mem_bw_bytes_per_s = 3e12", "mem_bw_bytes_per_s = 3e9", "field 'mem_bw_bytes_per_s'"),
+    ("fp8 = 2e15 }", "fp8 = 0.5e15 }", r"field 'peak_flops_per_s.fp8'.*below the bf16 peak"),
+    ("bf16 = 1e15, fp8", "bf16 = 1e9, fp8", r"field 'peak_flops_per_s.bf16'.*outside"),
+    ("{ bf16 = 1e15, fp8 = 2e15 }", "{ bf16 = 1e15, fp8_sparse = 4e15 }",
+     r"field 'peak_flops_per_s.fp8_sparse': sparse peaks are not accepted"),
+    ("mem_efficiency = 0.9", "mem_efficiency = 1.2", r"field 'mem_efficiency'.*\(0, 1\]"),
+    ("{ bf16 = 0.8, fp8 = 0.7 }", "{ bf16 = 0.8, fp8 = 0 }",
+     r"field 'gemm_efficiency.fp8'.*\(0, 1\]"),
+    ("launch_overhead_s = 2e-6", "launch_overhead_s = 2", "field 'launch_overhead_s'"),
+    ('mem_efficiency = "assumed; a guess"', "", "field 'mem_efficiency'.*has no source"),
+    ('gemm_efficiency = "ME"', 'gemm_efficiency = "XX"', "unknown source key.*'XX'"),
+    ("launch_overhead_s = 2e-6", "launch_overhead_s = 2e-6\nsparse_flops = 1e15",
+     "field 'sparse_flops'.*sparse"),
+    ("mem_bw_bytes_per_s = 3e12", 'mem_bw_bytes_per_s = "fast"', "expected a number"),
+    ('name = "Toy"', 'name = "Toy"\nname2 = 1', "field 'name2': unknown field"),
+    ("mem_bw_bytes_per_s = 3e12\n", "", "field 'mem_bw_bytes_per_s': required"),
+]
+
+
+@pytest.mark.parametrize("old, new, message", BAD)
+def test_bad_files_rejected_with_file_entry_field(tmp_path, old, new, message):
+    assert old in GOOD
+    path = write(tmp_path, GOOD.replace(old, new, 1))
+    with pytest.raises(HardwareError, match=message) as info:
+        rs.load_hardware(path)
+    assert str(path) in str(info.value)
+
+
+def test_duplicate_alias_rejected(tmp_path):
+    second = "[[gpu]]" + GOOD.split("[[gpu]]", 1)[1].replace('name = "Toy"', 'name = "Toy 2"')
+    with pytest.raises(HardwareError, match="'toy' already names 'Toy'"):
+        rs.load_hardware(write(tmp_path, GOOD + "\n" + second))
+
+
+def test_unreadable_and_invalid_toml(tmp_path):
+    with pytest.raises(HardwareError, match="cannot read"):
+        rs.load_hardware(tmp_path / "missing.toml")
+    with pytest.raises(HardwareError, match="not valid TOML"):
+        rs.load_hardware(write(tmp_path, "[[gpu]\nname="))
+
+
+def test_hardware_constructor_validates():
+    with pytest.raises(HardwareError, match="a bf16 peak is required"):
+        rs.Hardware("X", peak_flops={"fp8": 1e15}, mem_bw=1e12)
+    with pytest.raises(HardwareError, match="unknown dtype"):
+        rs.Hardware("X", peak_flops={"bf16": 1e15, "fp6": 1e15}, mem_bw=1e12)
