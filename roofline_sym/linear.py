@@ -84,8 +84,11 @@ def _terms(r: Recipe, mode: str, fuse: bool, opts: Options) -> tuple[Term, ...]:
         # inference casts never fuse their read: the activation is fused instead
         fused = fuse and mode == "training" and role in FUSABLE_ROLES
         for kernel in r.kernels[role]:
+            nbytes = kernel.bytes(d0, d1, fused)
+            if nbytes == 0 and kernel.reads and opts.launch_floor == "empty_kernels":
+                continue  # fused away entirely: the seed counts no launch for it
             terms.append(Term(f"lowp.cast.{role}.{kernel.name}",
-                              _kernel_pieces(kernel.bytes(d0, d1, fused), opts.launch_floor)))
+                              _kernel_pieces(nbytes, opts.launch_floor)))
     return tuple(terms)
 
 
@@ -227,12 +230,14 @@ class Linear:
 
 
 def _as_positive_array(value: Any, name: str) -> np.ndarray:
-    if isinstance(value, (str, bytes)):
-        raise ValueError(f"{name} must be a number or array of numbers, not {value!r}")
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        raw = np.asarray(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number or array of numbers, not {value!r}") from None
+        raw = np.asarray([None])
+    # only integer and float arrays: numpy would read "8192" or True as numbers
+    if raw.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be a number or array of numbers, not {value!r}")
+    arr = raw.astype(np.float64)
     if not np.all(np.isfinite(arr)) or not np.all(arr > 0):
         raise ValueError(f"{name} must be positive and finite; got {value!r}")
     return arr
