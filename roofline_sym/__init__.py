@@ -20,7 +20,9 @@ from .hardware import (
 from .linear import OUTPUTS, Linear, linear
 from .presets import PRESETS, Options
 from .recipes import MODES, list_recipes as _list_recipes
-from .symbols import K, M, N
+from .breakeven import BreakEven, breakeven
+from .render import latex
+from .symbols import K, M, N, x
 
 __version__ = "0.1.0"
 
@@ -37,7 +39,7 @@ def list_recipes(mode: str = "training", preset: str = "default") -> list[str]:
 
 
 __all__ = [
-    "M", "K", "N",
+    "M", "K", "N", "x", "breakeven", "BreakEven", "latex",
     "Hardware", "Dataset", "HardwareError", "UnknownHardwareError",
     "MissingHardwareValueError", "hardware", "list_hardware", "load_hardware",
     "Linear", "linear", "OUTPUTS", "list_recipes", "MODES", "PRESETS", "Options",

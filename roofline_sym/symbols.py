@@ -23,11 +23,13 @@ __all__ = [
     "K",
     "N",
     "SHAPE_SYMBOLS",
+    "x",
     "peak_flops",
     "gemm_efficiency",
     "mem_bw",
     "mem_efficiency",
     "launch_overhead",
+    "hardware_symbol",
     "hardware_symbols",
     "is_hardware_symbol",
     "latex_name",
@@ -35,6 +37,8 @@ __all__ = [
 
 M, K, N = sympy.symbols("M K N", positive=True)
 SHAPE_SYMBOLS = (M, K, N)
+# the parameter of a ray through shape space, e.g. M = K = N = x
+x = sympy.Symbol("x", positive=True)
 
 # name -> LaTeX, filled by the factory below; used by render.latex.
 _LATEX: dict[sympy.Symbol, str] = {}
@@ -70,6 +74,22 @@ def mem_efficiency() -> sympy.Symbol:
 def launch_overhead() -> sympy.Symbol:
     """The time floor of one kernel, seconds (``t_launch``)."""
     return _make("t_launch", r"t_{\mathrm{launch}}")
+
+
+def hardware_symbol(name: str) -> sympy.Symbol:
+    """A hardware symbol by its name (``"BW"``, ``"P_fp8"``, ``"eta_mem"``, ...).
+
+    >>> hardware_symbol("P_fp8") is peak_flops("fp8")
+    True
+    """
+    makers = {"BW": mem_bw, "eta_mem": mem_efficiency, "t_launch": launch_overhead}
+    if name in makers:
+        return makers[name]()
+    kind, _, dtype = name.partition("_")
+    if dtype and kind in ("P", "eta"):
+        return (peak_flops if kind == "P" else gemm_efficiency)(dtype)
+    raise ValueError(f"unknown hardware symbol {name!r}; known: BW, eta_mem, t_launch, "
+                     "P_<dtype>, eta_<dtype>")
 
 
 def hardware_symbols() -> tuple[sympy.Symbol, ...]:

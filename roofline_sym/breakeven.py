@@ -1,0 +1,613 @@
+"""Break-even shapes: where low precision starts (or stops) paying, and why.
+
+The difference ``D = baseline_time - lowp_time`` is a sum of ``Max`` terms.
+Along one variable every ``Max`` switches piece only at roots of the
+differences of its pieces, so the axis splits into intervals on which ``D``
+is one polynomial (degree <= 1 in M alone, <= 3 along M = K = N = x).  Each
+interval carries its regime (per GEMM and per kernel: compute, memory or
+launch); its roots are exact.  Low precision is *faster* where ``D > 0``; an
+interval where ``D`` vanishes identically (both sides launch-bound) is a tie.
+
+With K, N or hardware left symbolic, a full case split over every regime runs
+to thousands of pieces, so the solve takes one regime (by default the one
+large shapes live in: GEMMs compute-bound, casts bandwidth-bound, zero-byte
+kernels at the launch floor) and attaches the conditions under which it holds.
+
+Block-scale ``floor``/``ceiling`` terms that depend on the variable are solved
+on block-aligned shapes (``floor(K/32) = K/32``); the result says so.
+
+>>> import roofline_sym as rs
+>>> m = rs.linear("tensorwise", fuse=True, preset="torchao").on("NVIDIA H100")
+>>> be = rs.breakeven(m, solve_for="M", K=8192, N=8192)
+>>> [round(float(r), 1) for r in be.roots]
+[1093.8]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import combinations
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import sympy
+
+from . import symbols as S
+from .linear import Linear
+
+__all__ = ["breakeven", "BreakEven"]
+
+_SHAPES = {"M": S.M, "K": S.K, "N": S.N}
+_INF = float("inf")
+
+
+# -- inputs -----------------------------------------------------------------
+def _variable(solve_for: Any) -> sympy.Symbol:
+    if isinstance(solve_for, sympy.Symbol):
+        if solve_for in S.SHAPE_SYMBOLS or S.is_hardware_symbol(solve_for):
+            return solve_for
+        raise ValueError(f"cannot solve for {solve_for}: use M, K, N or a hardware symbol")
+    if isinstance(solve_for, str):
+        if solve_for in _SHAPES:
+            return _SHAPES[solve_for]
+        try:
+            return S.hardware_symbol(solve_for)
+        except ValueError:
+            pass
+    raise ValueError(f"unknown variable {solve_for!r}: solve for M, K, N or a hardware "
+                     "symbol (BW, eta_mem, t_launch, P_fp8, eta_fp8, ...)")
+
+
+def _exact(value: Any, name: str) -> sympy.Expr:
+    """A fixed value: a positive finite number (exact) or a SymPy expression."""
+    if isinstance(value, sympy.Basic):
+        if value.is_number and not (value.is_finite and value.is_positive):
+            raise ValueError(f"{name} must be positive and finite, got {value}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number or a SymPy expression, got {value!r}")
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be positive and finite, got {value!r}")
+    if isinstance(value, (float, np.floating)):
+        return sympy.Rational(repr(float(value)))
+    return sympy.Integer(int(value))
+
+
+def _ray(along: Any) -> dict[sympy.Symbol, sympy.Expr]:
+    if isinstance(along, str):
+        if along == "cube":
+            return {S.M: S.x, S.K: S.x, S.N: S.x}
+        raise ValueError(f"along={along!r}: use 'cube' or a mapping such as "
+                         "{rs.M: rs.x, rs.K: rs.x, rs.N: 4 * rs.x}")
+    if not isinstance(along, Mapping) or not along:
+        raise ValueError("along must be 'cube' or a non-empty mapping of M, K, N to "
+                         "expressions in rs.x")
+    ray = {}
+    for key, value in along.items():
+        sym = _SHAPES.get(key, key) if isinstance(key, str) else key
+        if sym not in S.SHAPE_SYMBOLS:
+            raise ValueError(f"ray key {key!r} is not M, K or N")
+        if isinstance(value, str) or not isinstance(value, (sympy.Basic, int, float)):
+            raise ValueError(f"ray value for {sym} must be a SymPy expression in rs.x "
+                             f"or a number, got {value!r}")
+        expr = sympy.sympify(value)
+        poly = None
+        if expr.free_symbols <= {S.x}:
+            try:
+                poly = sympy.Poly(expr, S.x)
+            except sympy.PolynomialError:
+                poly = None
+        if poly is None or poly.is_zero or any(c < 0 for c in poly.coeffs()):
+            raise ValueError(f"ray {sym} = {value} is not positive for every x > 0: use "
+                             "a polynomial in rs.x with non-negative coefficients")
+        ray[sym] = expr
+    if not any(e.has(S.x) for e in ray.values()):
+        raise ValueError("the ray does not depend on rs.x: nothing to solve")
+    return ray
+
+
+# -- polynomials with exact coefficients (low -> high) -------------------------
+def _fractions(expr: sympy.Expr, var: sympy.Symbol) -> tuple[Fraction, ...] | None:
+    """Coefficients of ``expr`` as a polynomial in ``var``, or None if not one."""
+    try:
+        poly = sympy.Poly(expr, var)
+    except sympy.PolynomialError:
+        return None
+    if not poly.domain.is_Numerical or not poly.domain.is_Exact:
+        return None
+    coeffs = [sympy.Rational(c) for c in reversed(poly.all_coeffs())]
+    return tuple(Fraction(int(c.p), int(c.q)) for c in coeffs)
+
+
+def _trim(c: Sequence[Fraction]) -> tuple[Fraction, ...]:
+    c = list(c)
+    while c and c[-1] == 0:
+        c.pop()
+    return tuple(c)
+
+
+def _combine(polys: Sequence[Sequence[Fraction]], signs: Sequence[int]) -> tuple[Fraction, ...]:
+    out = [Fraction(0)] * max((len(p) for p in polys), default=0)
+    for p, s in zip(polys, signs):
+        for i, c in enumerate(p):
+            out[i] += s * c
+    return _trim(out)
+
+
+def _horner(c: Sequence[float], t: float) -> float:
+    acc = 0.0
+    for a in reversed(c):
+        acc = acc * t + a
+    return acc
+
+
+@dataclass(frozen=True)
+class _Point:
+    """A point on the axis: a float, and the polynomial it is an exact root of."""
+
+    value: float
+    poly: tuple[Fraction, ...] = ()
+    exact: Fraction | None = None
+
+    def sympy(self, var: sympy.Symbol) -> sympy.Expr:
+        if self.exact is not None:
+            return sympy.Rational(self.exact.numerator, self.exact.denominator)
+        if not self.poly:
+            return sympy.Float(self.value)
+        poly = sympy.Poly([sympy.Rational(c.numerator, c.denominator)
+                           for c in reversed(self.poly)], var)
+        roots = poly.real_roots()
+        return min(roots, key=lambda r: abs(float(r) - self.value))
+
+
+def _roots_in(c: tuple[Fraction, ...], lo: float, hi: float) -> list[_Point]:
+    """Real roots of the polynomial ``c`` in [lo, hi] (exact when linear)."""
+    if len(c) <= 1:
+        return []
+    if len(c) == 2:
+        r = -c[0] / c[1]
+        return [_Point(float(r), c, r)] if lo <= r <= hi else []
+    fc = [float(a) for a in c]
+    scale = max(abs(a) for a in fc)
+    found = []
+    for z in np.roots([a / scale for a in reversed(fc)]):
+        if abs(z.imag) > 1e-7 * max(1.0, abs(z.real)) or z.real <= 0:
+            continue
+        t = float(z.real)
+        for _ in range(4):  # polish on the exact coefficients (as floats)
+            d = _horner([i * a for i, a in enumerate(fc)][1:], t)
+            if d == 0:
+                break
+            t -= _horner(fc, t) / d
+        if lo * (1 - 1e-12) <= t <= hi * (1 + 1e-12) if hi != _INF else t >= lo * (1 - 1e-12):
+            found.append(_Point(t, c))
+    return found
+
+
+def _inside(lo: float, hi: float) -> float:
+    if hi == _INF:
+        return 2 * lo + 1
+    return 0.5 * (lo + hi)
+
+
+# -- the result ----------------------------------------------------------------
+@dataclass
+class BreakEven:
+    """Where low precision breaks even with bf16 along one variable.
+
+    ``roots``: break-even points (exact where possible); ``faster``: a SymPy
+    set of the variable where low precision is strictly faster; ``ties``:
+    intervals where both times are equal; ``regimes``: per interval, the
+    regime of every term.  Symbolic results carry ``closed_form`` and the
+    ``conditions`` under which their regime holds.
+    """
+
+    variable: sympy.Symbol
+    model: Linear
+    substitution: dict
+    method: str
+    aligned: bool = False
+    inverted: bool = False
+    _roots: list[_Point] = field(default_factory=list, repr=False)
+    _faster: list[tuple[_Point, _Point]] = field(default_factory=list, repr=False)
+    _ties: list[tuple[_Point, _Point]] = field(default_factory=list, repr=False)
+    _regimes: list[tuple[_Point, _Point, dict]] = field(default_factory=list, repr=False)
+    closed_form: sympy.Expr | None = None
+    slope: sympy.Expr | None = None
+    regime_choice: dict = field(default_factory=dict)
+    conditions: list[tuple[str, sympy.Expr]] = field(default_factory=list)
+    difference: sympy.Expr | None = None
+    regime_request: Any = None
+
+    # -- numeric view ------------------------------------------------------
+    @property
+    def symbolic(self) -> bool:
+        return self.closed_form is not None or self.method.startswith("symbolic")
+
+    def _value(self, p: _Point) -> sympy.Expr:
+        """A point of the solved axis as a value of the variable (exact)."""
+        if p.value == _INF:
+            return sympy.Integer(0) if self.inverted else sympy.oo
+        if p.value == 0 and not p.poly:
+            return sympy.oo if self.inverted else sympy.Integer(0)
+        exact = p.sympy(self.variable)
+        return 1 / exact if self.inverted else exact
+
+    def _float(self, p: _Point) -> float:
+        if not self.inverted:
+            return p.value
+        return _INF if p.value == 0 else (0.0 if p.value == _INF else 1 / p.value)
+
+    @property
+    def roots(self) -> list[sympy.Expr]:
+        """Break-even points in increasing order, exact where possible."""
+        if self.symbolic:
+            return [] if self.closed_form is None else [self.closed_form]
+        return sorted((self._value(p) for p in self._roots), key=float)
+
+    @property
+    def root_values(self) -> np.ndarray:
+        vals = [1 / p.value if self.inverted else p.value for p in self._roots]
+        return np.array(sorted(vals), dtype=float)
+
+    def _set(self, spans) -> sympy.Set:
+        return sympy.Union(*(sympy.Interval.open(*sorted((self._value(a), self._value(b)),
+                                                         key=lambda e: float(e)))
+                             for a, b in spans)) if spans else sympy.EmptySet
+
+    @property
+    def faster(self) -> sympy.Set:
+        """The set of the variable where low precision is strictly faster."""
+        if self.symbolic:
+            return sympy.ConditionSet(self.variable, self.difference > 0,
+                                      sympy.Interval.open(0, sympy.oo))
+        return self._set(self._faster)
+
+    @property
+    def ties(self) -> list[sympy.Interval]:
+        """Intervals on which both times are equal (e.g. both launch-bound)."""
+        return [sympy.Interval(*sorted((self._value(a), self._value(b)), key=float))
+                for a, b in self._ties]
+
+    @property
+    def regimes(self) -> list[tuple[sympy.Interval, dict[str, str]]]:
+        """``[(interval of the variable, {term name: regime})]``, in order."""
+        if self.symbolic:
+            return [(sympy.Interval.open(0, sympy.oo), dict(self.regime_choice))]
+        out = []
+        for a, b, reg in self._regimes:
+            lo, hi = sorted((self._value(a), self._value(b)), key=float)
+            out.append((sympy.Interval(lo, hi), reg))
+        return out[::-1] if self.inverted else out
+
+    def is_faster(self, values: Any) -> np.ndarray:
+        """Vectorized membership in ``faster`` (numeric results)."""
+        v = np.asarray(values, dtype=float)
+        if self.inverted:
+            v = 1 / v
+        hit = np.zeros(v.shape, dtype=bool)
+        for a, b in self._faster:
+            hit |= (v > a.value) & (v < b.value)
+        return hit
+
+    def regime_at(self, value: float) -> dict[str, str]:
+        """The regime of every term at a value of the variable."""
+        t = 1 / value if self.inverted else value
+        for a, b, reg in self._regimes:
+            if a.value <= t <= b.value:
+                return reg
+        raise ValueError(f"{value} is outside the solved axis")
+
+    # -- specialisation ------------------------------------------------------
+    def subs(self, values: Mapping) -> "BreakEven":
+        """Specialise (symbols to numbers); a fully numeric result is solved in full.
+
+        A closed form is used when its regime conditions hold at the root; the
+        ``method`` says whether it did, and the full piecewise solve of the
+        specialised model always backs it.
+        """
+        mapping = {(_SHAPES.get(k) or S.hardware_symbol(k)) if isinstance(k, str) else k:
+                   _exact(v, str(k)) for k, v in values.items()}
+        substitution = {k: v.xreplace(mapping) for k, v in self.substitution.items()}
+        substitution.update({k: v for k, v in mapping.items() if k not in substitution})
+        result = _solve(self.model, self.variable, substitution, self.regime_request)
+        if not self.symbolic or result.symbolic:
+            return result
+        value = self.closed_form.xreplace(mapping)
+        failed = [name for name, cond in self.conditions
+                  if cond.xreplace(mapping).xreplace({self.variable: value}) is sympy.false]
+        if failed or not value.is_number or not value.is_positive:
+            why = ", ".join(failed) if failed else "the closed-form root is not positive"
+            result.method = f"numeric (closed-form regime does not hold: {why})"
+        else:
+            result.method = (f"closed form ({self.variable}* = {float(value):.6g}; regime "
+                             "conditions hold), backed by the full piecewise solve")
+            exact = [p for p in result._roots
+                     if abs(float(self._value(p)) - float(value)) <= 1e-9 * float(value)]
+            if not exact:
+                result.method += " [closed form not among the full roots]"
+        return result
+
+    # -- display ---------------------------------------------------------------
+    def _summary(self, reg: dict[str, str]) -> str:
+        parts = []
+        for side in ("baseline", "lowp"):
+            for kind in ("gemm", "cast", "activation"):
+                names = [n for n in reg if n.startswith(f"{side}.{kind}.")]
+                if names:
+                    counts = {}
+                    for n in names:
+                        counts[reg[n]] = counts.get(reg[n], 0) + 1
+                    text = ", ".join(f"{c} {r}" for r, c in counts.items())
+                    parts.append(f"{side} {kind}: {text}")
+        return "; ".join(parts)
+
+    def __str__(self) -> str:
+        v = self.variable
+        head = f"break-even of {self.model!r} in {v}"
+        if self.substitution:
+            head += " with " + ", ".join(f"{k} = {val}" for k, val in self.substitution.items())
+        lines = [head, f"  method: {self.method}"]
+        if self.aligned:
+            lines.append("  block-scale floors solved on block-aligned shapes")
+        if self.symbolic:
+            lines.append(f"  {v}* = {self.closed_form}")
+            if self.slope is not None:
+                lines.append(f"  low precision faster iff a > 0 and {v} > {v}*, a = {self.slope}")
+            lines.append(f"  regime: {self._summary(self.regime_choice)}")
+            lines.append(f"  conditions: {len(self.conditions)} (see .conditions)")
+            return "\n".join(lines)
+        for value in self.root_values:
+            lines.append(f"  {v}* = {value:.6g}   [{self._summary(self.regime_at(value))}]")
+        if not self._roots:
+            lines.append("  no break-even point")
+        lines.append(f"  faster: {self._describe(self._faster)}")
+        if self._ties:
+            lines.append(f"  tie (equal times): {self._describe(self._ties)}")
+        return "\n".join(lines)
+
+    def _describe(self, spans) -> str:
+        if not spans:
+            return "nowhere"
+        out = []
+        for a, b in sorted(spans, key=lambda s: min(self._float(s[0]), self._float(s[1]))):
+            lo, hi = sorted((self._float(a), self._float(b)))
+            out.append(f"({lo:.6g}, {'oo' if hi == _INF else f'{hi:.6g}'})")
+        return " u ".join(out)
+
+    __repr__ = __str__
+
+    def latex(self) -> str:
+        """LaTeX for display math (inside ``\\[ \\]``); amsmath only."""
+        from .render import latex
+
+        v = latex(self.variable)
+        if self.symbolic:
+            cases = [rf"{latex(self.closed_form)} & \text{{if }} {latex(self.slope)} > 0"
+                     if self.slope is not None else latex(self.closed_form)]
+            return rf"{v}^{{*}} = \begin{{cases}} " + r" \\ ".join(cases) + r" \end{cases}"
+        roots = ", ".join(latex(r) if getattr(r, "is_Rational", False) and r.q < 10**6
+                          else f"{float(r):.6g}" for r in self.roots) or r"\varnothing"
+        faster = self._describe(self._faster).replace("oo", r"\infty").replace(" u ", r" \cup ")
+        return rf"{v}^{{*}} \in \{{{roots}\}}, \quad \text{{faster on }} {faster}"
+
+    def _repr_latex_(self) -> str:
+        return f"$\\displaystyle {self.latex()}$"
+
+
+# -- solving -------------------------------------------------------------------
+def _align(expr: sympy.Expr, var: sympy.Symbol) -> tuple[sympy.Expr, bool]:
+    """Replace floor/ceiling terms that depend on ``var`` by their argument."""
+    hits = [a for a in expr.atoms(sympy.floor, sympy.ceiling) if a.has(var)]
+    if not hits:
+        return expr, False
+    return expr.xreplace({a: a.args[0] for a in hits}), True
+
+
+def _pieces(model: Linear, var: sympy.Symbol, substitution: dict):
+    """Every term's pieces with the substitution applied and floors aligned."""
+    aligned = False
+    out = []
+    for term in model.terms:
+        pieces = []
+        for regime, expr in term.pieces:
+            expr, hit = _align(expr.xreplace(substitution), var)
+            aligned |= hit
+            pieces.append((regime, expr))
+        out.append((term, pieces))
+    return out, aligned
+
+
+def _solve(model: Linear, var: sympy.Symbol, substitution: dict, regime: Any) -> BreakEven:
+    pieces, aligned = _pieces(model, var, substitution)
+    free = set()
+    for _, ps in pieces:
+        for _, e in ps:
+            free |= e.free_symbols
+    if var not in free:
+        hint = (f"; it is bound to {model.hardware.name}: pass the unbound model and "
+                f"hardware={model.hardware.name!r}"
+                if model.hardware is not None and S.is_hardware_symbol(var) else "")
+        raise ValueError(f"the model does not depend on {var} once the given values are "
+                         f"substituted: nothing to solve{hint}")
+    if free == {var} and regime is None:
+        return _solve_numeric(model, var, substitution, pieces, aligned)
+    return _solve_symbolic(model, var, substitution, pieces, aligned, regime)
+
+
+def _solve_numeric(model, var, substitution, pieces, aligned) -> BreakEven:
+    u = sympy.Dummy("u", positive=True)
+    terms = []
+    inverted = any(_fractions(e, var) is None for _, ps in pieces for _, e in ps)
+    for term, ps in pieces:
+        polys = []
+        for regime, e in ps:
+            c = _fractions(e.xreplace({var: 1 / u}) if inverted else e, u if inverted else var)
+            if c is None:
+                raise ValueError(f"cannot solve for {var}: term {term.name} is not polynomial "
+                                 f"in {var} or 1/{var}")
+            polys.append((regime, _trim(c), [float(a) for a in _trim(c)]))
+        terms.append((term.name, +1 if term.side == "baseline" else -1, polys))
+
+    cuts: dict[float, _Point] = {}
+    for _, _, polys in terms:
+        for (_, c1, _), (_, c2, _) in combinations(polys, 2):
+            for p in _roots_in(_combine([c1, c2], [1, -1]), 0.0, _INF):
+                if p.value > 0:
+                    cuts.setdefault(p.value, p)
+    bounds = [_Point(0.0)] + [cuts[k] for k in sorted(cuts)] + [_Point(_INF)]
+
+    roots: list[_Point] = []
+    faster: list[list[_Point]] = []
+    ties: list[list[_Point]] = []
+    regimes = []
+
+    def extend(spans, a, b):
+        if spans and spans[-1][1].value == a.value:
+            spans[-1][1] = b
+        else:
+            spans.append([a, b])
+
+    for a, b in zip(bounds, bounds[1:]):
+        if b.value <= a.value:
+            continue
+        t = _inside(a.value, b.value)
+        active, chosen, signs = {}, [], []
+        for name, sign, polys in terms:
+            best = max(polys, key=lambda p: _horner(p[2], t))
+            active[name] = best[0]
+            chosen.append(best[1])
+            signs.append(sign)
+        regimes.append((a, b, active))
+        diff = _combine(chosen, signs)
+        if not diff:
+            extend(ties, a, b)
+            continue
+        inner = [p for p in _roots_in(diff, a.value, b.value)]
+        for p in inner:
+            if not any(abs(p.value - q.value) <= 1e-12 * max(1.0, p.value) for q in roots):
+                roots.append(p)
+        edges = [a] + sorted(inner, key=lambda p: p.value) + [b]
+        fd = [float(c) for c in diff]
+        for lo, hi in zip(edges, edges[1:]):
+            if hi.value > lo.value and _horner(fd, _inside(lo.value, hi.value)) > 0:
+                extend(faster, lo, hi)
+    # a tie interval's ends are break-even points too
+    for a, b in ties:
+        for p in (a, b):
+            if 0 < p.value < _INF and not any(abs(p.value - q.value) <= 1e-12 * p.value
+                                              for q in roots):
+                roots.append(p)
+    roots.sort(key=lambda p: p.value)
+    return BreakEven(var, model, dict(substitution), "numeric (piecewise, exact per interval)",
+                     aligned, inverted, roots, [tuple(s) for s in faster],
+                     [tuple(s) for s in ties], regimes)
+
+
+def _default_regime(term, pieces) -> str:
+    regimes = [r for r, _ in pieces]
+    if term.kind == "gemm":
+        return "compute" if "compute" in regimes else regimes[0]
+    return "memory" if "memory" in regimes else "launch"
+
+
+def _requested(name: str, regime: Mapping[str, str] | None) -> str | None:
+    """The user's regime for a term: the longest matching dotted prefix."""
+    if not regime:
+        return None
+    keys = [k for k in regime if name == k or name.startswith(k + ".")]
+    return regime[max(keys, key=len)] if keys else None
+
+
+def _solve_symbolic(model, var, substitution, pieces, aligned, regime) -> BreakEven:
+    if regime is not None and not isinstance(regime, Mapping):
+        raise ValueError("regime must be a mapping such as {'lowp.cast': 'memory', "
+                         "'gemm': 'compute'} (keys: term names or dotted prefixes)")
+    choice, chosen_expr, conditions = {}, {}, []
+    for term, ps in pieces:
+        want = _requested(term.name, regime) or _requested(term.name.split(".", 1)[1], regime)
+        regimes = dict(ps)
+        pick = want if want in regimes else _default_regime(term, ps)
+        choice[term.name] = pick
+        chosen_expr[term.name] = regimes[pick]
+    base = sympy.Add(*(chosen_expr[t.name] for t, _ in pieces if t.side == "baseline"))
+    lowp = sympy.Add(*(chosen_expr[t.name] for t, _ in pieces if t.side == "lowp"))
+    diff = base - lowp
+    num, den = sympy.fraction(sympy.together(diff))
+    if den.has(var):
+        # the variable sits in denominators (a hardware rate): solve in 1 / var
+        w = sympy.Dummy("w", positive=True)
+        num, den = sympy.fraction(sympy.together(diff.xreplace({var: 1 / w})))
+        poly_var, back = w, (lambda r: 1 / r)
+    else:
+        poly_var, back = var, (lambda r: r)
+    poly = sympy.Poly(sympy.expand(num), poly_var)
+    slope = None
+    if poly.degree() < 1:
+        raise ValueError(f"in the regime solved, the two times do not depend on {var}: "
+                         "nothing to solve")
+    if poly.degree() == 1:
+        a1, a0 = poly.coeff_monomial(poly_var), poly.coeff_monomial(1)
+        closed = back(sympy.factor_terms(-a0) / sympy.factor_terms(a1))
+        if poly_var is var:
+            slope = sympy.factor_terms(a1 / den)
+    else:
+        roots = sympy.roots(poly, cubics=True, quartics=False)
+        if not roots:
+            raise ValueError(f"no closed form for a degree-{poly.degree()} break-even in {var}")
+        closed = back(next(iter(roots)))
+    for term, ps in pieces:
+        for r, e in ps:
+            if r != choice[term.name]:
+                conditions.append((f"{term.name}: {choice[term.name]} >= {r}",
+                                   sympy.Ge(chosen_expr[term.name] - e, 0)))
+    return BreakEven(var, model, dict(substitution), "symbolic (closed form in one regime)",
+                     aligned, False, closed_form=closed, slope=slope, regime_choice=choice,
+                     conditions=conditions, difference=diff, regime_request=regime)
+
+
+def breakeven(model: Linear, solve_for: Any = None, along: Any = None, *,
+              hardware: Any = None, regime: Mapping[str, str] | None = None,
+              **values: Any) -> BreakEven:
+    """Solve ``baseline_time == lowp_time`` along one variable.
+
+    ``solve_for``: ``"M"``, ``"K"``, ``"N"`` or a hardware symbol name
+    (``"BW"``, ``"P_fp8"``, ...); or ``along="cube"`` (M = K = N = x) or a
+    ray mapping such as ``{rs.M: rs.x, rs.K: rs.x, rs.N: 4 * rs.x}``.
+    ``values``: fixed shape or hardware values (omitted ones stay symbolic).
+    ``hardware``: bind every hardware value but the solved one.
+    ``regime``: solve symbolically in this regime (``{"lowp.cast": "memory",
+    "gemm": "compute"}``; keys are term names or dotted prefixes).
+
+    >>> import roofline_sym as rs
+    >>> be = rs.breakeven(rs.linear("dynamic", fuse=True, preset="seed"), solve_for="M")
+    >>> be.symbolic
+    True
+    """
+    if not isinstance(model, Linear):
+        raise ValueError(f"breakeven needs a model from rs.linear(), got {type(model).__name__}")
+    if along is not None and solve_for is not None:
+        raise ValueError("give either solve_for or along, not both")
+    substitution: dict[sympy.Symbol, sympy.Expr] = {}
+    for key, value in values.items():
+        sym = _SHAPES.get(key) or _variable(key)
+        substitution[sym] = _exact(value, key)
+    if along is not None:
+        var = S.x
+        ray = _ray(along)
+        clash = set(ray) & set(substitution)
+        if clash:
+            raise ValueError(f"{sorted(map(str, clash))} both on the ray and fixed")
+        substitution.update(ray)
+    else:
+        var = _variable("M" if solve_for is None else solve_for)
+        if var in substitution:
+            raise ValueError(f"{var} is both solved for and fixed")
+    if hardware is not None:
+        from .hardware import hardware as lookup
+
+        hw = lookup(hardware, dataset=model.options.dataset)
+        needed = model.free_hardware_symbols - {var} - set(substitution)
+        substitution.update(hw.values_for(needed))
+    return _solve(model, var, substitution, regime)

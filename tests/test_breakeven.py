@@ -1,0 +1,306 @@
+"""Break-even solver: roots make both times equal, `faster` matches a dense
+scan, symbolic answers specialise to the numeric solve, golden closed forms."""
+
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+import pytest
+import sympy
+from hypothesis import assume, given, settings, strategies as st
+
+import roofline_sym as rs
+from roofline_sym import symbols as S
+from roofline_sym.hardware import dataset
+
+M, K, N, x = rs.M, rs.K, rs.N, rs.x
+
+
+@lru_cache(maxsize=None)
+def bound(preset, mode, recipe, fuse, gpu):
+    model = rs.linear(recipe, mode=mode, fuse=fuse, preset=preset)
+    try:
+        return model.on(rs.hardware(gpu, dataset=rs.PRESETS[preset].dataset))
+    except ValueError:
+        return None
+
+
+def _configs():
+    out = []
+    for preset in ("default", "torchao", "seed"):
+        gpus = rs.list_hardware(rs.PRESETS[preset].dataset)
+        for mode in (("training",) if preset == "seed" else rs.MODES):
+            for recipe in rs.list_recipes(mode, preset=preset):
+                for gpu in gpus:
+                    out.append((preset, mode, recipe, gpu))
+    return out
+
+
+CONFIGS = _configs()
+RAYS = st.one_of(
+    st.just(("along", "cube")),
+    st.tuples(st.just("along"), st.tuples(st.integers(1, 8), st.integers(1, 8),
+                                          st.integers(1, 8))),
+    st.tuples(st.sampled_from("MKN"), st.tuples(st.integers(64, 65536),
+                                                st.integers(64, 65536))),
+)
+
+
+def _solve(model, ray):
+    kind, spec = ray
+    if kind == "along":
+        along = spec if spec == "cube" else {M: spec[0] * x, K: spec[1] * x, N: spec[2] * x}
+        return rs.breakeven(model, along=along)
+    fixed = dict(zip([d for d in "MKN" if d != kind], spec))
+    return rs.breakeven(model, solve_for=kind, **fixed)
+
+
+def _shapes_at(ray, values):
+    """(M, K, N) arrays at values of the solved variable."""
+    kind, spec = ray
+    v = np.asarray(values, dtype=float)
+    if kind == "along":
+        a, b, c = (1, 1, 1) if spec == "cube" else spec
+        return a * v, b * v, c * v
+    fixed = dict(zip([d for d in "MKN" if d != kind], spec))
+    fixed[kind] = v
+    return fixed["M"], fixed["K"], fixed["N"]
+
+
+def _aligned_times(model, ray, value):
+    """Both times at a float root, exactly, with the floor/ceiling terms that
+    depend on the solved variable replaced by their argument: the solver's
+    block-aligned assumption.  Floors of fixed dimensions stay exact."""
+    kind, spec = ray
+    if kind == "along":
+        a, b, c = (1, 1, 1) if spec == "cube" else spec
+        fixed, moving = {}, {M: a * x, K: b * x, N: c * x}
+    else:
+        fixed = {sym: sympy.Integer(v) for sym, v in
+                 zip([s for s in (M, K, N) if str(s) != kind], spec)}
+        var = {"M": M, "K": K, "N": N}[kind]
+        moving = {var: x}
+
+    def at(expr):
+        expr = expr.xreplace(fixed).xreplace(moving)
+        steps = [a for a in expr.atoms(sympy.floor, sympy.ceiling) if a.has(x)]
+        expr = expr.xreplace({a: a.args[0] for a in steps})
+        return float(expr.xreplace({x: sympy.Float(value, 30)}))
+
+    return at(model.baseline_time), at(model.lowp_time)
+
+
+@settings(max_examples=40, deadline=None)
+@given(config=st.sampled_from(CONFIGS), fuse=st.booleans(), ray=RAYS)
+def test_roots_equalize_and_faster_matches_dense_scan(config, fuse, ray):
+    preset, mode, recipe, gpu = config
+    model = bound(preset, mode, recipe, fuse, gpu)
+    assume(model is not None)
+    be = _solve(model, ray)
+    # 1. every root makes the two times equal (on the aligned model it solved)
+    for r in be.root_values:
+        base, lowp = _aligned_times(model, ray, r)
+        assert base == pytest.approx(lowp, rel=1e-9)
+    # 2. `faster` agrees with the sign of speedup - 1 of the model's own evaluate
+    grid = np.geomspace(1.0, 2.0 ** 22, 3000)
+    if be.aligned:
+        # the solve assumed block-aligned shapes: scan aligned ones (multiples
+        # of 128 are aligned to every block size: 16, 32, 128)
+        grid = np.unique(np.maximum(np.round(grid / 128), 1) * 128)
+    speedup = model.evaluate(*_shapes_at(ray, grid))["speedup"]
+    faster = be.is_faster(grid)
+    near_root = np.zeros(grid.shape, dtype=bool)
+    for r in be.root_values:
+        near_root |= np.abs(grid - r) <= 1e-6 * r
+    # exact floors vs the aligned solve can move a sign within ~1e-6 of 1
+    decided = ~near_root & (np.abs(speedup - 1) > (1e-6 if be.aligned else 1e-12))
+    assert np.array_equal(faster[decided], (speedup > 1)[decided])
+    # ties (equal times on a whole interval) are never "faster"
+    assert not faster[np.abs(speedup - 1) <= 1e-14].any()
+
+
+@settings(max_examples=15, deadline=None)
+@given(config=st.sampled_from([c for c in CONFIGS if c[0] != "seed"]), fuse=st.booleans(),
+       ray=RAYS)
+def test_faster_set_contains_what_is_faster_exactly(config, fuse, ray):
+    preset, mode, recipe, gpu = config
+    model = bound(preset, mode, recipe, fuse, gpu)
+    assume(model is not None)
+    be = _solve(model, ray)
+    for r in be.root_values:
+        for probe in (r * 0.9, r * 1.1):
+            assert (sympy.Float(probe) in be.faster) == bool(be.is_faster(probe))
+
+
+# -- symbolic answers ---------------------------------------------------------
+def test_seed_closed_form_golden():
+    # Seed preset, all roles dynamic, no torch.compile limitations, fused.
+    # Write Pb = P_bf16 eta_bf16, Pf = P_fp8 eta_fp8, B = BW eta_mem, L = t_launch.
+    # bf16:  3 GEMMs, 2MKN each, compute only          -> 6MKN / Pb
+    # fp8:   6MKN / Pf + casts:
+    #        input (fused):  cast reads 2MK, writes 2 x MK fp8 -> 4MK bytes
+    #        weight:         amax 2KN + cast 2KN + 2KN        -> 6KN bytes
+    #        grad_output:    like input                        -> 4MN bytes
+    #        one zero-byte amax reduction per role             -> 3L
+    # D = bf16 - fp8 = M [6KN (1/Pb - 1/Pf) - 4(K + N)/B] - [6KN/B + 3L] = a M - b
+    # so M* = b / a, and low precision is faster iff a > 0 and M > M*.
+    model = rs.linear("dynamic", mode="training", fuse=True, preset="seed")
+    be = rs.breakeven(model, solve_for="M")
+    Pb = S.peak_flops("bf16") * S.gemm_efficiency("bf16")
+    Pf = S.peak_flops("fp8") * S.gemm_efficiency("fp8")
+    B, L = S.mem_bw() * S.mem_efficiency(), S.launch_overhead()
+    a = 6 * K * N * (1 / Pb - 1 / Pf) - 4 * (K + N) / B
+    b = 6 * K * N / B + 3 * L
+    assert sympy.cancel(be.closed_form - b / a) == 0
+    assert sympy.cancel(be.slope - a) == 0
+    # Seed H100: Pb = 989e12 * 0.6 = 593.4e12, Pf = 1979e12 * 0.6 = 1187.4e12,
+    # B = 2.4e12 * 0.92 = 2.208e12, L = 2e-6.  At K = N = 8192 (KN = 67,108,864):
+    #   a = 6 KN (1/593.4e12 - 1/1187.4e12) - 4 * 16384 / 2.208e12
+    #     = 402,653,184 * 8.43024e-16 - 2.96812e-8 = 3.39450e-7 - 2.96812e-8 = 3.09769e-7
+    #   b = 402,653,184 / 2.208e12 + 6e-6 = 1.82361e-4 + 6e-6 = 1.88361e-4
+    #   M* = b / a = 608.07
+    hw = rs.hardware("h100", dataset="seed")
+    value = be.closed_form.xreplace({K: 8192, N: 8192, **hw.parameters})
+    assert float(value) == pytest.approx(608.07, abs=0.01)
+    specialised = be.subs({"K": 8192, "N": 8192, **hw.parameters})
+    assert specialised.method.startswith("closed form")
+    assert specialised.roots == [value]
+
+
+def test_torchao_tensorwise_h100_example():
+    # cost-models.md section 4: torchao, H100, tensorwise training, fused,
+    # K = N = 8192: M* = (8KN/B + 5L) / (6KN (1/Pb - 1/Pf) - 4(K+N)/B) = 1093.8,
+    # and 1050 without the five zero-byte kernels' launch floors.
+    model = rs.linear("tensorwise", mode="training", fuse=True, preset="torchao")
+    hw = rs.hardware("NVIDIA H100", dataset="torchao")
+    sym = rs.breakeven(model, solve_for="M")
+    Pb = S.peak_flops("bf16") * S.gemm_efficiency("bf16")
+    Pf = S.peak_flops("fp8") * S.gemm_efficiency("fp8")
+    B, L = S.mem_bw() * S.mem_efficiency(), S.launch_overhead()
+    expected = (8 * K * N / B + 5 * L) / (6 * K * N * (1 / Pb - 1 / Pf) - 4 * (K + N) / B)
+    assert sympy.cancel(sym.closed_form - expected) == 0
+    values = {K: 8192, N: 8192, **hw.parameters}
+    assert float(sym.closed_form.xreplace(values)) == pytest.approx(1093.8, abs=0.05)
+    assert float(expected.xreplace({**values, L: 0})) == pytest.approx(1050, abs=1)
+    full = rs.breakeven(model.on(hw), solve_for="M", K=8192, N=8192)
+    assert len(full.roots) == 1 and round(float(full.roots[0])) == 1094
+    assert full.regime_at(1100)["lowp.cast.input.amax"] == "launch"
+
+
+@pytest.mark.parametrize("preset, recipe, mode", [
+    ("seed", "delayed", "training"), ("torchao", "rowwise", "training"),
+    ("default", "mxfp8_cublas", "training"), ("default", "tensorwise", "inference"),
+])
+def test_symbolic_subs_agrees_with_numeric_solve(preset, recipe, mode):
+    model = rs.linear(recipe, mode=mode, fuse=True, preset=preset)
+    gpu = {"seed": "h100", "torchao": "NVIDIA B200", "default": "h200"}[preset]
+    hw = rs.hardware(gpu, dataset=rs.PRESETS[preset].dataset)
+    sym = rs.breakeven(model, solve_for="M")
+    for k, n in ((8192, 8192), (4096, 28672), (1024, 1024)):
+        special = sym.subs({K: k, N: n, **hw.parameters})
+        direct = rs.breakeven(model.on(hw), solve_for="M", K=k, N=n)
+        assert special.roots == direct.roots
+        assert special.faster == direct.faster
+        assert "closed form" in special.method or "numeric" in special.method
+
+
+def test_symbolic_conditions_say_when_closed_form_fails():
+    model = rs.linear("tensorwise", mode="training", fuse=True, preset="torchao")
+    hw = rs.hardware("NVIDIA H100", dataset="torchao")
+    sym = rs.breakeven(model, solve_for="M")
+    assert sym.conditions and all(isinstance(c, sympy.Ge) for _, c in sym.conditions)
+    # tiny K, N: GEMMs are not compute-bound at the closed-form root
+    special = sym.subs({K: 64, N: 64, **hw.parameters})
+    assert special.method.startswith("numeric (closed-form regime does not hold")
+
+
+def test_solve_for_bandwidth():
+    model = rs.linear("tensorwise", mode="training", fuse=True, preset="torchao")
+    hw = rs.hardware("NVIDIA H100", dataset="torchao")
+    be = rs.breakeven(model, solve_for="BW", M=2048, K=8192, N=8192, hardware=hw)
+    (bw,) = be.root_values
+    at = model.on(hw.replace(mem_bw=float(bw))).evaluate(2048, 8192, 8192)
+    assert float(at["speedup"]) == pytest.approx(1, rel=1e-9)
+    # more bandwidth makes the casts cheaper: faster above the root
+    assert be.faster == sympy.Interval.open(be.roots[0], sympy.oo)
+    assert be.is_faster([bw / 2, bw * 2]).tolist() == [False, True]
+
+
+def test_tie_interval_is_not_faster():
+    # torchao inference tensorwise on H100 at K = N = 64: tiny shapes are
+    # launch-bound on both sides, so times are equal over an interval of M
+    model = rs.linear("tensorwise", mode="inference", preset="torchao").on("NVIDIA H100")
+    be = rs.breakeven(model, solve_for="M", K=64, N=64)
+    out = model.evaluate(np.geomspace(1, 1e6, 200), 64, 64)
+    ties = np.abs(out["speedup"] - 1) < 1e-15
+    assert ties.any() or be.ties == []
+    assert not be.is_faster(np.geomspace(1, 1e6, 200)[ties]).any()
+
+
+def test_exact_roots():
+    model = rs.linear("mxfp8", mode="inference", preset="torchao").on("NVIDIA B200")
+    (root,) = rs.breakeven(model, along="cube").roots
+    assert root == 300 * sympy.cbrt(130) and root.is_algebraic
+    linear_root = rs.breakeven(model, solve_for="M", K=4096, N=4096).roots
+    assert all(r.is_Rational for r in linear_root)
+
+
+def test_block_aligned_assumption_is_reported():
+    model = rs.linear("mxfp8", mode="inference", preset="torchao").on("NVIDIA B200")
+    assert rs.breakeven(model, along="cube").aligned
+    assert "block-aligned" in str(rs.breakeven(model, along="cube"))
+    # torchao floors (M K + K N) / 32 as a whole, which still depends on M
+    assert rs.breakeven(model, solve_for="M", K=4096, N=4096).aligned
+    # the default model's scales count M * ceil(K / 32): with K fixed, a number
+    default = rs.linear("mxfp8", mode="inference").on("b200")
+    assert not rs.breakeven(default, solve_for="M", K=4000, N=4096).aligned
+
+
+def test_general_ray_and_str():
+    model = rs.linear("rowwise", fuse=True).on("h100")
+    be = rs.breakeven(model, along={"M": x, "K": x, "N": 4 * x})
+    (r,) = be.root_values
+    assert float(model.evaluate(r, r, 4 * r)["speedup"]) == pytest.approx(1, rel=1e-9)
+    text = str(be)
+    assert "x* =" in text and "faster:" in text and "compute" in text
+
+
+def test_latex_of_results():
+    model = rs.linear("dynamic", fuse=True, preset="seed")
+    assert r"M^{*}" in rs.breakeven(model, solve_for="M").latex()
+    numeric = rs.breakeven(model.on(rs.hardware("h100", dataset="seed")), along="cube")
+    assert r"\infty" in numeric.latex()
+
+
+BAD = [
+    (dict(solve_for="Q"), "unknown variable 'Q'"),
+    (dict(along={"M": -x, "K": x, "N": x}), "not positive"),
+    (dict(along={"M": "x", "K": x, "N": x}), "SymPy expression"),
+    (dict(along="square"), "use 'cube'"),
+    (dict(along={"M": 5, "K": 5}), "does not depend on rs.x"),
+    (dict(solve_for="M", along="cube"), "not both"),
+    (dict(solve_for="M", M=4), "both solved for and fixed"),
+    (dict(solve_for="M", K=-1), "positive and finite"),
+    (dict(solve_for="M", K=float("nan")), "positive and finite"),
+    (dict(solve_for="P_fp4", K=8, N=8), "nothing to solve"),
+    (dict(solve_for="BW", M=8, K=8, N=8), "pass the unbound model"),
+]
+
+
+@pytest.mark.parametrize("kwargs, message", BAD)
+def test_errors(kwargs, message):
+    model = rs.linear("tensorwise").on("h100")
+    with pytest.raises(ValueError, match=message):
+        rs.breakeven(model, **kwargs)
+
+
+def test_needs_a_model():
+    with pytest.raises(ValueError, match="rs.linear"):
+        rs.breakeven("tensorwise", solve_for="M")
+
+
+def test_fractions_are_exact_helpers():
+    from roofline_sym.breakeven import _roots_in
+
+    (p,) = _roots_in((Fraction(-3), Fraction(2)), 0.0, 10.0)
+    assert p.exact == Fraction(3, 2)
