@@ -123,8 +123,8 @@ def main_job(args: argparse.Namespace) -> int:
     cubes = np.array(COMMON_CUBES, dtype=float)
     for name in list_recipes("training"):
         m = linear(name, mode="training", fuse=True)
-        if not all(hw.supports(d) for d in m.dtypes):
-            print(f"{name:<34}  (needs {'/'.join(sorted(m.recipe.dtypes))}, absent on {hw.name})")
+        if m.unsupported_reason(hw):
+            print(f"{name:<34}  (not supported on {hw.name})")
             continue
         speedup = m.on(hw).evaluate(cubes, cubes, cubes)["speedup"]
         print(f"{name:<34}" + "".join(f"{s:>9.3f}" for s in speedup))

@@ -50,6 +50,8 @@ DATASETS = ("default", "torchao", "seed")
 # Dtypes a peak may be given for; the cost models use bf16, fp8 and fp4.
 PEAK_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8")
 GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")
+# Families of block-scaled GEMMs a GPU may run in hardware (Blackwell: both).
+BLOCK_SCALINGS = ("mx", "nvfp4")
 
 # Physical ranges with units; a value outside is a typo or a unit error
 # (torchao 0.18 shipped an RTX 5090 bandwidth of 1.792e15 B/s).
@@ -110,6 +112,7 @@ class Hardware:
     gemm_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
     mem_efficiency: sympy.Rational | None = None
     launch_overhead: sympy.Rational | None = None
+    block_scaling: tuple[str, ...] | None = None  # None: not stated, not checked
     memory_bytes: sympy.Rational | None = None
     l2_bytes: sympy.Rational | None = None
     aliases: tuple[str, ...] = ()
@@ -131,6 +134,8 @@ class Hardware:
         except TypeError as exc:
             raise HardwareError(f"entry {self.name!r}: {exc}") from None
         set_("aliases", tuple(self.aliases))
+        if self.block_scaling is not None:
+            set_("block_scaling", tuple(self.block_scaling))
         set_("notes", tuple(self.notes))
         set_("sources", MappingProxyType(dict(self.sources)))
         for problem in self._problems():
@@ -148,6 +153,10 @@ class Hardware:
             elif not FLOPS_RANGE[0] <= value <= FLOPS_RANGE[1]:
                 yield (f"field 'peak_flops.{dtype}': {float(value):.4g} FLOP/s is "
                        f"outside {FLOPS_RANGE[0]:.0e}..{FLOPS_RANGE[1]:.0e} FLOP/s")
+        for family in self.block_scaling or ():
+            if family not in BLOCK_SCALINGS:
+                yield (f"field 'block_scaling': unknown family {family!r}; "
+                       f"known: {', '.join(BLOCK_SCALINGS)}")
         if "bf16" not in self.peak_flops:
             yield "field 'peak_flops': a bf16 peak is required (the baseline)"
         ordered = [d for d in ("bf16", "fp8", "fp4") if d in self.peak_flops]
@@ -209,6 +218,11 @@ class Hardware:
         """Whether the hardware has a dense GEMM peak for ``dtype``."""
         return dtype in self.peak_flops
 
+    def supports_block_scaling(self, family: str) -> bool:
+        """Whether block-scaled GEMMs of ``family`` (``mx``, ``nvfp4``) run in
+        hardware; entries that do not say are not checked."""
+        return self.block_scaling is None or family in self.block_scaling
+
     def values_for(self, needed: set[sympy.Symbol]) -> dict[sympy.Symbol, sympy.Rational]:
         """The values of ``needed`` symbols, or an error naming what is missing."""
         params = self.parameters
@@ -249,6 +263,8 @@ class Hardware:
         row("memory bandwidth", f"{float(self.mem_bw) / 1e12:g} TB/s", "mem_bw")
         row("memory efficiency", _opt(self.mem_efficiency), "mem_efficiency")
         row("launch floor", _opt(self.launch_overhead, 1e6, " us"), "launch_overhead")
+        if self.block_scaling is not None:
+            row("block-scaled GEMMs", ", ".join(self.block_scaling) or "none", "block_scaling")
         if self.memory_bytes is not None:
             row("memory", f"{float(self.memory_bytes) / 1e9:g} GB", "memory_bytes")
         if self.l2_bytes is not None:
@@ -276,6 +292,7 @@ _TOML_FIELDS = {
     "mem_bw_bytes_per_s": "mem_bw",
     "mem_efficiency": "mem_efficiency",
     "launch_overhead_s": "launch_overhead",
+    "block_scaling": "block_scaling",
     "memory_bytes": "memory_bytes",
     "l2_bytes": "l2_bytes",
 }

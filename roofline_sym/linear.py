@@ -170,40 +170,51 @@ class Linear:
         """Bind hardware (an entry or a name in the preset's dataset), exactly."""
         if isinstance(hw, str):
             hw = hardware(hw, dataset=self.options.dataset)
-        lacking = sorted(d for d in self.dtypes if not hw.supports(d))
-        if lacking:
-            raise ValueError(
-                f"recipe {self.recipe.name!r} needs {'/'.join(lacking)} GEMMs, but "
-                f"{hw.name} has no dense {'/'.join(lacking)} peak; pick a GPU that has one "
-                f"(e.g. {'B200' if 'fp4' in lacking else 'H100 SXM'}) or another recipe")
+        problem = self.unsupported_reason(hw)
+        if problem:
+            raise ValueError(problem)
         values = hw.values_for(self.free_hardware_symbols)
         terms = tuple(t.xreplace(values) for t in self.terms)
         return Linear(self.recipe, self.mode, self.fuse, self.preset, self.options, terms, hw)
 
+    def unsupported_reason(self, hw: Hardware) -> str | None:
+        """Why this recipe cannot run on ``hw`` (a dtype or block scaling it
+        lacks), or None.
+
+        >>> linear("mxfp8_cublas").unsupported_reason(hardware("h100"))[:38]
+        "recipe 'mxfp8_cublas' needs MX block-s"
+        """
+        lacking = sorted(d for d in self.dtypes if not hw.supports(d))
+        if lacking:
+            return (f"recipe {self.recipe.name!r} needs {'/'.join(lacking)} GEMMs, but "
+                    f"{hw.name} has no dense {'/'.join(lacking)} peak; pick a GPU that has "
+                    f"one (e.g. {'B200' if 'fp4' in lacking else 'H100 SXM'}) or another recipe")
+        missing = [f for f in self.recipe.block_scaled if not hw.supports_block_scaling(f)]
+        if missing:
+            return (f"recipe {self.recipe.name!r} needs {'/'.join(missing).upper()} "
+                    f"block-scaled GEMMs, which {hw.name} does not run in hardware; pick a "
+                    "GPU that does (e.g. B200) or a per-tensor/rowwise recipe")
+        return None
+
     @cached_property
     def _compiled(self):
-        # One callable for all terms; the seven outputs are sums of them, so
-        # each term is computed once (cse shares products such as M*K).
+        # One callable for every regime piece (cse shares products such as
+        # M*K); each term is the maximum of its pieces, taken in numpy, which
+        # compiles several times faster than lambdifying the Max expressions.
         free = sorted(self.free_hardware_symbols, key=str)
-        fn = sympy.lambdify([*S.SHAPE_SYMBOLS, *free], [t.expr for t in self.terms],
-                            modules="numpy", cse=True)
+        pieces = [e for t in self.terms for _, e in t.pieces]
+        fn = sympy.lambdify([*S.SHAPE_SYMBOLS, *free], pieces, modules="numpy", cse=True)
+        spans, start = [], 0
+        for t in self.terms:
+            spans.append((start, start + len(t.pieces)))
+            start += len(t.pieces)
         groups = {(side, kind): [i for i, t in enumerate(self.terms)
                                  if (t.side, t.kind) == (side, kind)]
                   for side in ("baseline", "lowp") for kind in ("gemm", "overhead")}
-        return fn, free, groups
+        return fn, free, spans, groups
 
-    def evaluate(self, M: Any, K: Any, N: Any, **hardware_values: Any) -> dict[str, np.ndarray]:
-        """The seven quantities at shapes ``M, K, N`` (numpy broadcasting).
-
-        Shapes are taken as float64 (no integer overflow) and must be positive
-        and finite.  An unbound model takes its hardware symbols by name, e.g.
-        ``BW=3.35e12`` (arrays evaluate many GPUs at once).
-
-        >>> m = linear("rowwise", preset="torchao").on("NVIDIA H100")
-        >>> m.evaluate(M=[4096, 8192], K=8192, N=8192)["speedup"].round(3)
-        array([1.323, 1.461])
-        """
-        fn, free, groups = self._compiled
+    def _pieces_at(self, M: Any, K: Any, N: Any, hardware_values: dict):
+        fn, free, spans, groups = self._compiled
         shapes = [_as_positive_array(v, name) for v, name in ((M, "M"), (K, "K"), (N, "N"))]
         missing = [str(s) for s in free if str(s) not in hardware_values]
         if missing:
@@ -216,9 +227,45 @@ class Linear:
         hw = [_as_positive_array(hardware_values[str(s)], str(s)) for s in free]
         shape = np.broadcast_shapes(*(a.shape for a in shapes + hw))
         with np.errstate(all="ignore"):
-            values = fn(*shapes, *hw)
+            values = [np.broadcast_to(np.asarray(v, dtype=np.float64), shape)
+                      for v in fn(*shapes, *hw)]
+        return values, spans, groups, shape
+
+    def evaluate_terms(self, M: Any, K: Any, N: Any,
+                       **hardware_values: Any) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Every term's time and regime at shapes ``M, K, N``.
+
+        Returns ``{term name: (seconds, regime labels)}``, arrays broadcast.
+
+        >>> m = linear("tensorwise", fuse=True).on("h100")
+        >>> t, regime = m.evaluate_terms(1024, 8192, 8192)["lowp.gemm.output"]
+        >>> str(regime)
+        'compute'
+        """
+        values, spans, _, shape = self._pieces_at(M, K, N, hardware_values)
+        out = {}
+        for term, (a, b) in zip(self.terms, spans):
+            stack = np.stack(values[a:b])
+            labels = np.array([r for r, _ in term.pieces])
+            out[term.name] = (stack.max(axis=0), labels[stack.argmax(axis=0)])
+        return out
+
+    def evaluate(self, M: Any, K: Any, N: Any, **hardware_values: Any) -> dict[str, np.ndarray]:
+        """The seven quantities at shapes ``M, K, N`` (numpy broadcasting).
+
+        Shapes are taken as float64 (no integer overflow) and must be positive
+        and finite.  An unbound model takes its hardware symbols by name, e.g.
+        ``BW=3.35e12`` (arrays evaluate many GPUs at once).
+
+        >>> m = linear("rowwise", preset="torchao").on("NVIDIA H100")
+        >>> m.evaluate(M=[4096, 8192], K=8192, N=8192)["speedup"].round(3)
+        array([1.323, 1.461])
+        """
+        values, spans, groups, shape = self._pieces_at(M, K, N, hardware_values)
+        terms = [values[a] if b - a == 1 else np.maximum.reduce(values[a:b])
+                 for a, b in spans]
         zero = np.zeros(shape)
-        bg, bo, lg, lo = (sum((values[i] for i in groups[key]), zero) for key in (
+        bg, bo, lg, lo = (sum((terms[i] for i in groups[key]), zero) for key in (
             ("baseline", "gemm"), ("baseline", "overhead"), ("lowp", "gemm"), ("lowp", "overhead")))
         base, lowp = bg + bo, lg + lo
         return dict(zip(OUTPUTS, (bg, bo, lg, lo, base, lowp, base / lowp)))

@@ -129,6 +129,7 @@ class Recipe:
     gemm_scaling: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
     bf16_gemms: tuple[str, ...] = ()
     description: str = ""
+    block_scaled: tuple[str, ...] = ()  # block-scaled GEMM families it needs in hardware
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kernels", MappingProxyType(dict(self.kernels)))
@@ -178,7 +179,7 @@ def _cols(s: str) -> ScaleWrite:  # layout for a GEMM contracting dim0
     return ScaleWrite(s, "dim0")
 
 
-def _mx_training(name: str, out: str, description: str) -> Recipe:
+def _mx_training(name: str, out: str, description: str, emulated: bool = False) -> Recipe:
     # one cast per layout; the second cannot reuse the first's read
     per_layout = (_cast("cast_dim0", out, fusable=True, scales=[_rows("mx")]),
                   _cast("cast_dim1", out, scales=[_cols("mx")]))
@@ -186,7 +187,8 @@ def _mx_training(name: str, out: str, description: str) -> Recipe:
               _cast("cast_dim1", out, scales=[_rows("mx")]))
     return Recipe(name, "training", out,
                   {"input": per_layout, "weight": weight, "grad_output": per_layout},
-                  _all_gemms("training", "mx"), description=description)
+                  _all_gemms("training", "mx"), description=description,
+                  block_scaled=() if emulated else ("mx",))
 
 
 def _training_table() -> dict[str, Recipe]:
@@ -229,19 +231,20 @@ def _training_table() -> dict[str, Recipe]:
                {"input": gw_hp_act, "weight": gw_hp_weight, "grad_output": gw_hp_act},
                _all_gemms("training", "rowwise"), bf16_gemms=("grad_weight",),
                description="rowwise fp8, grad_weight GEMM kept in bf16"),
-        _mx_training("mxfp8_emulated", F8, "MXFP8 (e4m3, e8m0 per 32), emulated GEMM"),
+        _mx_training("mxfp8_emulated", F8, "MXFP8 (e4m3, e8m0 per 32), emulated GEMM",
+                     emulated=True),
         _mx_training("mxfp8_cublas", F8, "MXFP8 (e4m3, e8m0 per 32), cuBLAS GEMM"),
         _mx_training("mxfp8_cublas_rceil", F8, "MXFP8, cuBLAS GEMM, round-up scale"),
         _mx_training("mxfp4_cutlass", F4, "MXFP4 (e2m1, e8m0 per 32), CUTLASS GEMM"),
         Recipe("mxfp8_32x32_flexible_gemm_layout", "training", F8,
                {"input": flexible, "weight": flexible, "grad_output": flexible},
-               _all_gemms("training", "mx_32x32"),
+               _all_gemms("training", "mx_32x32"), block_scaled=("mx",),
                description="MXFP8 with 32x32 blocks everywhere and GEMMs taking any "
                            "operand layout: one cast per tensor"),
         Recipe("mxfp8_32x32_weight", "training", F8,
                {"input": mx32_act, "weight": mx32_weight, "grad_output": mx32_act},
                {"output": ("mx", "mx_32x32"), "grad_input": ("mx", "mx_32x32"),
-                "grad_weight": ("mx", "mx")},
+                "grad_weight": ("mx", "mx")}, block_scaled=("mx",),
                description="MXFP8, 32x32 weight blocks (transposable), 1x32 activations"),
         Recipe("blockwise", "training", F8, {
             "input": (_cast("quant_lhs", fusable=True, scales=[_rows(b1)]),
@@ -259,8 +262,9 @@ def _training_table() -> dict[str, Recipe]:
 
 def _inference_table() -> dict[str, Recipe]:
     def one(name: str, out: str, kernels: tuple[Kernel, ...], s: str | None, desc: str):
+        family = tuple(f for f in ("mx", "nvfp4") if s and s.startswith(f))
         return Recipe(name, "inference", out, {"input": kernels},
-                      _all_gemms("inference", s), description=desc)
+                      _all_gemms("inference", s), description=desc, block_scaled=family)
 
     return {r.name: r for r in (
         one("tensorwise", F8, (_amax(False), _AMAX_FINAL, _cast("cast")), None,

@@ -254,3 +254,34 @@ def test_hardware_constructor_validates():
         rs.Hardware("X", peak_flops={"fp8": 1e15}, mem_bw=1e12)
     with pytest.raises(HardwareError, match="unknown dtype"):
         rs.Hardware("X", peak_flops={"bf16": 1e15, "fp6": 1e15}, mem_bw=1e12)
+
+
+# -- block-scaled GEMMs -------------------------------------------------------
+@pytest.mark.parametrize("gpu, recipe, mode, ok", [
+    ("h100", "mxfp8_cublas", "training", False),     # Hopper: no MX hardware
+    ("h100", "mxfp8_emulated", "training", True),    # emulated: plain fp8 GEMMs
+    ("b200", "mxfp8_cublas", "training", True),
+    ("b200", "nvfp4", "inference", True),
+    ("mi355x", "nvfp4", "inference", False),         # CDNA4 runs MX, not NVFP4
+    ("mi355x", "mxfp4", "inference", True),
+    ("h200", "blockwise", "training", True),         # fp32 block scales in software
+])
+def test_block_scaled_recipes_need_hardware_support(gpu, recipe, mode, ok):
+    model = rs.linear(recipe, mode=mode)
+    hw = rs.hardware(gpu)
+    assert (model.unsupported_reason(hw) is None) == ok
+    if not ok:
+        with pytest.raises(ValueError, match="block-scaled GEMMs"):
+            model.on(hw)
+
+
+def test_block_scaling_unstated_is_not_checked():
+    # torchao's table says nothing about it; torchao models MX on H100
+    hw = rs.hardware("NVIDIA H100", dataset="torchao")
+    assert hw.block_scaling is None
+    assert rs.linear("mxfp8_cublas", preset="torchao").on(hw)
+
+
+def test_block_scaling_values_validated():
+    with pytest.raises(HardwareError, match="unknown family 'mxfp6'"):
+        rs.Hardware("X", peak_flops={"bf16": 1e15}, mem_bw=1e12, block_scaling=["mxfp6"])
