@@ -20,6 +20,8 @@ from .hardware import (
 from .linear import OUTPUTS, Linear, linear
 from .presets import PRESETS, Options
 from .recipes import MODES, list_recipes as _list_recipes
+from .shapes import ShapeSet, grid, list_shape_sets, load_shape_sets, shape_set
+from .sweep import SweepResult, Table, model_grid, sweep
 from .breakeven import BreakEven, breakeven
 from .render import latex
 from .symbols import K, M, N, x
@@ -44,4 +46,6 @@ __all__ = [
     "MissingHardwareValueError", "hardware", "list_hardware", "load_hardware",
     "Linear", "linear", "OUTPUTS", "list_recipes", "MODES", "PRESETS", "Options",
     "element", "scaling",
+    "ShapeSet", "shape_set", "list_shape_sets", "load_shape_sets", "grid",
+    "sweep", "SweepResult", "Table", "model_grid",
 ]

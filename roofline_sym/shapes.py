@@ -1,0 +1,526 @@
+"""Shape sets: named lists of linear-layer shapes (M, K, N) to sweep.
+
+The shipped sets live in ``data/shapes.toml`` with a source for every number:
+torchao's benchmark generators (``pow2``, ``pow2_extended``, ``sweep``,
+``llama``, ``dsv3-671b``, ``dsv3-16b-671b``) and the linear layers of Llama 3
+8B / 70B / 405B.  Generators are stored as definitions (a grid, a list of
+powers) and expanded here; model sets list each layer's (K, N) and how many
+times it occurs, and take the token count M as a parameter.
+
+>>> s = shape_set("llama3-8b", M=4096)
+>>> s.names[:2], s.K[:2], s.N[:2]
+(('self_attn.q_proj', 'self_attn.k_proj'), array([4096., 4096.]), array([4096., 1024.]))
+>>> int(s.counts[0]), len(shape_set("sweep"))
+(32, 512)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from types import MappingProxyType
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+__all__ = ["ShapeSet", "shape_set", "list_shape_sets", "grid", "load_shape_sets"]
+
+_KINDS = ("cube", "product", "layers")
+# fields a [[set]] may carry, per kind; "sources" and "notes" are always allowed
+_FIELDS = {
+    "cube": {"x"},
+    "product": {"M", "K", "N"},
+    "layers": {"tokens", "blocks", "layers", "params", "architecture"},
+}
+_COMMON = {"name", "kind", "description", "notes", "sources"}
+_LAYER_FIELDS = {"name", "K", "N", "count", "blocks"}
+# source keys that need no [sources] entry: the reason follows the semicolon
+_SPECIAL_SOURCES = ("assumed", "derived")
+
+
+@dataclass(frozen=True, eq=False)
+class ShapeSet:
+    """Rows of (name, M, K, N, count); ``M, K, N, counts`` are float64 arrays.
+
+    ``counts``: how many times each shape occurs in the model (1 for a plain
+    list of shapes); ``tokens``: the M a model set was built with (None for
+    generators and files).
+
+    >>> s = ShapeSet.from_arrays([1024, 2048], 4096, 4096, name="two")
+    >>> len(s), s.M.tolist(), s.names
+    (2, [1024.0, 2048.0], ('0', '1'))
+    """
+
+    name: str
+    M: np.ndarray
+    K: np.ndarray
+    N: np.ndarray
+    names: tuple[str, ...]
+    counts: np.ndarray
+    description: str = ""
+    tokens: float | None = None
+    sources: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        arrays = {}
+        for label in ("M", "K", "N", "counts"):
+            arr = np.array(getattr(self, label), dtype=np.float64).reshape(-1)
+            bad = ~(np.isfinite(arr) & (arr > 0))
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise ValueError(f"shape set {self.name!r}, row {i + 1} "
+                                 f"({self.names[i] if i < len(self.names) else i}): "
+                                 f"{label} must be positive and finite, got {arr[i]!r}")
+            arr.setflags(write=False)  # rows are data: a sweep must not change them
+            arrays[label] = arr
+        n = len(arrays["M"])
+        if any(len(a) != n for a in arrays.values()) or len(self.names) != n:
+            raise ValueError(f"shape set {self.name!r}: M, K, N, counts and names "
+                             "must have one entry per row")
+        for label, arr in arrays.items():
+            object.__setattr__(self, label, arr)
+        object.__setattr__(self, "names", tuple(map(str, self.names)))
+        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
+        object.__setattr__(self, "notes", tuple(self.notes))
+
+    # -- building --------------------------------------------------------------
+    @classmethod
+    def from_arrays(cls, M: Any, K: Any, N: Any, names: Sequence[str] | None = None,
+                    counts: Any = 1, name: str = "shapes") -> "ShapeSet":
+        """Shapes from numbers or arrays (numpy broadcasting, then flattened)."""
+        arrays = [_numeric_array(v, label) for v, label in ((M, "M"), (K, "K"), (N, "N"))]
+        try:
+            m, k, n = (a.reshape(-1) for a in np.broadcast_arrays(*arrays))
+        except ValueError:
+            raise ValueError("M, K and N do not broadcast together: shapes "
+                             f"{[a.shape for a in arrays]}") from None
+        counts = np.broadcast_to(_numeric_array(counts, "counts"), m.shape)
+        names = tuple(names) if names is not None else tuple(map(str, range(len(m))))
+        return cls(name, m, k, n, names, counts)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, name: str | None = None) -> "ShapeSet":
+        """Read rows ``M, K, N[, name, count]`` from a ``.csv`` or ``.json`` file.
+
+        CSV needs a header row; JSON is a list of objects (or of ``[M, K, N]``
+        lists), or an object with such a list under ``"shapes"``.  Numbers are
+        parsed (``int``/``float``), never evaluated; a bad row is a ValueError
+        naming the file and the row.
+        """
+        path = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8", newline="") as f:
+                text = f.read()
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read shape file ({exc.strerror})") from None
+        suffix = os.path.splitext(path)[1].lower()
+        if suffix == ".csv":
+            records = _csv_records(text, path)
+        elif suffix == ".json":
+            records = _json_records(text, path)
+        else:
+            raise ValueError(f"{path}: unknown shape file type {suffix!r}; use .csv or .json")
+        if not records:
+            raise ValueError(f"{path}: no shapes in the file")
+        rows = [_parse_record(rec, f"{path}: {where}") for where, rec in records]
+        label = name or os.path.splitext(os.path.basename(path))[0]
+        m, k, n, names, counts = zip(*((r["M"], r["K"], r["N"], r["name"] or str(i), r["count"])
+                                       for i, r in enumerate(rows)))
+        return cls(label, m, k, n, names, counts, description=f"from {path}")
+
+    # -- reading -----------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.M)
+
+    def __iter__(self) -> Iterator[tuple[str, float, float, float, float]]:
+        """Rows as ``(name, M, K, N, count)``."""
+        return zip(self.names, self.M.tolist(), self.K.tolist(), self.N.tolist(),
+                   self.counts.tolist())
+
+    @property
+    def flops(self) -> np.ndarray:
+        """FLOPs of one forward GEMM per row, ``2 M K N`` (not times counts)."""
+        return 2 * self.M * self.K * self.N
+
+    @property
+    def total_flops(self) -> float:
+        """Forward FLOPs of all layers, counts included: ``sum(count * 2 M K N)``."""
+        return float(np.sum(self.counts * self.flops))
+
+    def __repr__(self) -> str:
+        tokens = f", M={self.tokens:g}" if self.tokens is not None else ""
+        return f"ShapeSet({self.name!r}, {len(self)} shapes{tokens})"
+
+
+# -- the shipped sets -------------------------------------------------------------
+@dataclass(frozen=True)
+class _Definition:
+    """One [[set]] of a shapes TOML file, validated, not yet expanded."""
+
+    name: str
+    kind: str
+    raw: Mapping[str, Any]
+    sources: Mapping[str, str]
+    params: Mapping[str, float]
+
+    def build(self, M: Any = None, **params: Any) -> ShapeSet:
+        raw = self.raw
+        common = dict(description=raw.get("description", ""), sources=self.sources,
+                      notes=tuple(raw.get("notes", ())))
+        if self.kind != "layers":
+            if M is not None or params:
+                given = ", ".join(["M"] * (M is not None) + sorted(params))
+                models = [n for n, d in _definitions().items() if d.kind == "layers"]
+                raise ValueError(f"shape set {self.name!r} is a fixed grid and takes no "
+                                 f"{given}; M= and parameters apply to model sets "
+                                 f"({', '.join(models)})")
+            if self.kind == "cube":
+                x = _values(raw["x"])
+                return ShapeSet(self.name, x, x, x, tuple(map(str, range(len(x)))),
+                                np.ones(len(x)), **common)
+            rows = list(itertools.product(*(_values(raw[d]) for d in "MKN")))
+            m, k, n = (np.array(c, dtype=float) for c in zip(*rows))
+            return ShapeSet(self.name, m, k, n, tuple(map(str, range(len(rows)))),
+                            np.ones(len(rows)), **common)
+        unknown = set(params) - set(self.params)
+        if unknown:
+            valid = ", ".join(sorted(self.params)) or "none"
+            raise ValueError(f"shape set {self.name!r} has no parameter(s) "
+                             f"{sorted(unknown)}; its parameters: M, {valid}")
+        values = {**self.params, **{k: _positive(v, k) for k, v in params.items()}}
+        tokens = float(raw["tokens"]) if M is None else _positive(M, "M")
+        layers = raw["layers"]
+
+        def dim(v: str | float) -> float:  # a number, or the name of a parameter
+            return float(values[v] if isinstance(v, str) else v)
+
+        counts = [lay["count"] * lay.get("blocks", raw["blocks"]) for lay in layers]
+        return ShapeSet(self.name, [tokens] * len(layers),
+                        [dim(lay["K"]) for lay in layers], [dim(lay["N"]) for lay in layers],
+                        tuple(lay["name"] for lay in layers), counts, tokens=tokens, **common)
+
+
+def shape_set(name: str | ShapeSet, M: Any = None, **params: Any) -> ShapeSet:
+    """A shipped shape set by name; model sets take the token count ``M``.
+
+    ``params``: a set's own parameters (``dsv3-16b-671b`` takes ``dim`` and
+    ``inter_dim``).  Generators (``pow2``, ``sweep``, ...) fix M.
+
+    >>> shape_set("pow2_extended").M[:4].tolist()
+    [1024.0, 1536.0, 2048.0, 3072.0]
+    >>> shape_set("llama").tokens
+    16384.0
+    """
+    if isinstance(name, ShapeSet):
+        if M is not None or params:
+            raise ValueError("M= and parameters apply to a set name, not to a ShapeSet")
+        return name
+    defs = _definitions()
+    if not isinstance(name, str) or name not in defs:
+        raise ValueError(f"unknown shape set {name!r}; known: {', '.join(defs)}")
+    return defs[name].build(M, **params)
+
+
+def list_shape_sets() -> list[str]:
+    """Names of the shipped shape sets.
+
+    >>> list_shape_sets()[:3]
+    ['pow2', 'pow2_extended', 'sweep']
+    """
+    return list(_definitions())
+
+
+def grid(M: Any, K: Any, N: Any, name: str = "grid") -> ShapeSet:
+    """Every (M, K, N) of the given values, M outermost and N innermost.
+
+    >>> g = grid(M=[1024, 2048], K=4096, N=[4096, 8192])
+    >>> len(g), g.M.tolist(), g.N.tolist()
+    (4, [1024.0, 1024.0, 2048.0, 2048.0], [4096.0, 8192.0, 4096.0, 8192.0])
+    """
+    axes = [_numeric_array(v, label).reshape(-1) for v, label in ((M, "M"), (K, "K"), (N, "N"))]
+    m, k, n = (a.reshape(-1) for a in np.meshgrid(*axes, indexing="ij"))
+    return ShapeSet.from_arrays(m, k, n, name=name)
+
+
+def load_shape_sets(path: str | os.PathLike) -> dict[str, ShapeSet]:
+    """Every set of a TOML file in the shipped schema, built with its defaults."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read shapes file ({exc.strerror})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML ({exc})") from None
+    return {n: d.build() for n, d in _parse(data, path).items()}
+
+
+@cache
+def _definitions() -> Mapping[str, _Definition]:
+    text = resources.files(__package__).joinpath("data", "shapes.toml").read_text("utf-8")
+    return MappingProxyType(_parse(tomllib.loads(text), "roofline_sym/data/shapes.toml"))
+
+
+# -- validation of the TOML --------------------------------------------------------
+def _parse(data: Mapping[str, Any], origin: str) -> dict[str, _Definition]:
+    def fail(msg: str) -> ValueError:
+        return ValueError(f"{origin}: {msg}")
+
+    unknown = set(data) - {"sources", "set"}
+    if unknown:
+        raise fail(f"unknown top-level key(s) {sorted(unknown)}; expected [sources] and [[set]]")
+    keys = data.get("sources", {})
+    sets = data.get("set")
+    if not isinstance(sets, list) or not sets:
+        raise fail("no [[set]] entries")
+    out: dict[str, _Definition] = {}
+    for i, raw in enumerate(sets):
+        name = raw.get("name")
+        label = f"set {name!r}" if name else f"set #{i + 1}"
+        if not isinstance(name, str) or not name:
+            raise fail(f"{label}: field 'name' is required")
+        if name in out:
+            raise fail(f"{label}: defined twice")
+        kind = raw.get("kind")
+        if kind not in _KINDS:
+            raise fail(f"{label}, field 'kind': {kind!r} is not one of {', '.join(_KINDS)}")
+        allowed = _FIELDS[kind] | _COMMON
+        stray = set(raw) - allowed
+        if stray:
+            raise fail(f"{label}, field {sorted(stray)[0]!r}: unknown for kind {kind!r}; "
+                       f"expected {', '.join(sorted(allowed))}")
+        numeric = sorted(_FIELDS[kind] & set(raw))
+        missing = sorted(_FIELDS[kind] - {"params", "architecture"} - set(raw))
+        if missing:
+            raise fail(f"{label}, field {missing[0]!r}: required for kind {kind!r}")
+        sources = raw.get("sources", {})
+        for fld in numeric:
+            if fld not in sources:
+                raise fail(f"{label}, field {fld!r}: has no source; add it under [set.sources]")
+            problem = _source_problem(sources[fld], keys)
+            if problem:
+                raise fail(f"{label}, field {fld!r}: source {problem}")
+        extra = set(sources) - set(numeric)
+        if extra:
+            raise fail(f"{label}, field 'sources': source(s) for absent field(s) {sorted(extra)}")
+        try:
+            params = _check(kind, raw)
+        except ValueError as exc:
+            raise fail(f"{label}, {exc}") from None
+        out[name] = _Definition(name, kind, raw, dict(sources), params)
+    return out
+
+
+def _check(kind: str, raw: Mapping[str, Any]) -> dict[str, float]:
+    """Validate a set's numbers; return its parameters."""
+    if kind == "cube":
+        _values(raw["x"], "x")
+        return {}
+    if kind == "product":
+        for d in "MKN":
+            _values(raw[d], d)
+        return {}
+    for fld in ("tokens", "blocks"):
+        _positive(raw[fld], f"field {fld!r}", strict_type=True)
+    params = {}
+    for table in ("params", "architecture"):
+        t = raw.get(table, {})
+        if not isinstance(t, dict):
+            raise ValueError(f"field {table!r}: expected a table of name = number")
+        for k, v in t.items():
+            value = _positive(v, f"field '{table}.{k}'", strict_type=True)
+            if table == "params":
+                params[k] = value
+    layers = raw["layers"]
+    if not isinstance(layers, list) or not layers:
+        raise ValueError("field 'layers': expected a non-empty list of "
+                         "{ name, K, N, count } tables")
+    seen = set()
+    for j, lay in enumerate(layers):
+        where = f"field 'layers', layer #{j + 1}"
+        if not isinstance(lay, dict):
+            raise ValueError(f"{where}: expected a table {{ name, K, N, count }}")
+        stray = set(lay) - _LAYER_FIELDS
+        if stray or not {"name", "K", "N", "count"} <= set(lay):
+            raise ValueError(f"{where}: fields must be name, K, N, count and optionally "
+                             f"blocks (got {sorted(lay)})")
+        if lay["name"] in seen:
+            raise ValueError(f"{where}: name {lay['name']!r} used twice")
+        seen.add(lay["name"])
+        for d in ("K", "N"):
+            v = lay[d]
+            if isinstance(v, str):
+                if v not in params:
+                    raise ValueError(f"{where}, {d}: {v!r} is not a parameter of the set "
+                                     f"(params: {', '.join(params) or 'none'})")
+            else:
+                _positive(v, f"{where}, {d}", strict_type=True)
+        for fld in ("count", "blocks"):
+            if fld in lay:
+                _positive(lay[fld], f"{where}, {fld}", strict_type=True)
+    return params
+
+
+def _source_problem(text: Any, keys: Mapping[str, str]) -> str | None:
+    if not isinstance(text, str) or not text.strip():
+        return "must be a non-empty string"
+    head = text.split(";", 1)[0]
+    cited = [t.strip() for t in head.split(",")]
+    unknown = [t for t in cited if t not in keys and t.lower() not in _SPECIAL_SOURCES]
+    if unknown:
+        return (f"cites unknown source key(s) {', '.join(map(repr, unknown))}; define them "
+                "in [sources] or write 'assumed; <reason>' / 'derived; <arithmetic>'")
+    if any(t.lower() in _SPECIAL_SOURCES for t in cited) and ";" not in text:
+        return "'assumed' and 'derived' need a reason after a semicolon"
+    return None
+
+
+def _values(spec: Any, label: str = "values") -> np.ndarray:
+    """A value spec: a list of numbers, or {base, exponents = [a, b], multipliers}."""
+    if isinstance(spec, list):
+        if not spec:
+            raise ValueError(f"field {label!r}: empty list")
+        return np.array([_positive(v, f"field {label!r}", strict_type=True) for v in spec])
+    if not isinstance(spec, dict) or set(spec) - {"base", "exponents", "multipliers"} \
+            or not {"base", "exponents"} <= set(spec):
+        raise ValueError(f"field {label!r}: expected a list of numbers or "
+                         "{ base = 2, exponents = [first, last], multipliers = [...] }")
+    base = _positive(spec["base"], f"field '{label}.base'", strict_type=True)
+    exps = spec["exponents"]
+    if (not isinstance(exps, list) or len(exps) != 2
+            or not all(isinstance(e, int) and not isinstance(e, bool) for e in exps)
+            or exps[0] > exps[1]):
+        raise ValueError(f"field '{label}.exponents': expected [first, last] integers, "
+                         f"first <= last, got {exps!r}")
+    mults = [_positive(m, f"field '{label}.multipliers'", strict_type=True)
+             for m in spec.get("multipliers", [1])]
+    # integer powers stay exact: 2**e * 1.5 is exact in float64 for these ranges
+    return np.array([float(base) ** e * m for e in range(exps[0], exps[1] + 1) for m in mults])
+
+
+# -- numbers ---------------------------------------------------------------------
+def _positive(value: Any, label: str, strict_type: bool = False) -> float:
+    """A positive finite number; ``strict_type``: ints and floats only (no strings)."""
+    if isinstance(value, bool) or (strict_type and not isinstance(value, (int, float))):
+        raise ValueError(f"{label} must be a positive number, got {value!r}")
+    try:
+        number = _number(value) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{label} must be a positive number, got {value!r}") from None
+    if not (math.isfinite(number) and number > 0):
+        raise ValueError(f"{label} must be positive and finite, got {value!r}")
+    return number
+
+
+def _number(text: str) -> float:
+    """Parse a decimal number from text (int first, then float); never evaluate."""
+    s = text.strip()
+    try:
+        return float(int(s))
+    except ValueError:
+        pass
+    try:
+        return float(s)
+    except ValueError:
+        raise ValueError(f"not a number: {text!r}") from None
+
+
+def _numeric_array(value: Any, label: str) -> np.ndarray:
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError):
+        raw = np.asarray([None])
+    if raw.dtype.kind not in "iuf" or raw.size == 0:
+        raise ValueError(f"{label} must be a positive number or a non-empty array of "
+                         f"them, not {value!r}")
+    arr = raw.astype(np.float64)
+    if not np.all(np.isfinite(arr) & (arr > 0)):
+        raise ValueError(f"{label} must be positive and finite; got {value!r}")
+    return arr
+
+
+# -- shape files ---------------------------------------------------------------------
+_FILE_COLUMNS = {"m": "M", "k": "K", "n": "N", "name": "name", "count": "count"}
+
+
+def _csv_records(text: str, path: str) -> list[tuple[str, dict]]:
+    import csv  # here, not at import: only shape files need it
+    import io
+
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if not header:
+        raise ValueError(f"{path}: empty file; expected a header row such as M,K,N,name,count")
+    cols = [c.strip() for c in header]
+    unknown = [c for c in cols if c.lower() not in _FILE_COLUMNS]
+    if unknown or not {"m", "k", "n"} <= {c.lower() for c in cols}:
+        raise ValueError(f"{path}: header {cols!r}: columns must be M, K, N and optionally "
+                         "name, count")
+    out = []
+    for row in reader:
+        if not any(cell.strip() for cell in row):
+            continue  # blank line
+        where = f"row {len(out) + 1} (line {reader.line_num})"
+        if len(row) != len(cols):
+            raise ValueError(f"{path}: {where}: {len(row)} fields, header has {len(cols)}")
+        out.append((where, {_FILE_COLUMNS[c.lower()]: v for c, v in zip(cols, row)}))
+    return out
+
+
+def _json_records(text: str, path: str) -> list[tuple[str, dict]]:
+    import json
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+    if isinstance(data, dict):
+        data = data.get("shapes")
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a list of shapes, or an object with a "
+                         "'shapes' list")
+    out = []
+    for i, rec in enumerate(data):
+        where = f"row {i + 1}"
+        if isinstance(rec, list):
+            if len(rec) != 3:
+                raise ValueError(f"{path}: {where}: expected [M, K, N], got {rec!r}")
+            rec = dict(zip("MKN", rec))
+        elif isinstance(rec, dict):
+            unknown = [k for k in rec if str(k).lower() not in _FILE_COLUMNS]
+            if unknown:
+                raise ValueError(f"{path}: {where}: unknown key(s) {unknown}; keys are "
+                                 "M, K, N and optionally name, count")
+            rec = {_FILE_COLUMNS[str(k).lower()]: v for k, v in rec.items()}
+        else:
+            raise ValueError(f"{path}: {where}: expected an object or [M, K, N], got {rec!r}")
+        out.append((where, rec))
+    return out
+
+
+def _parse_record(rec: Mapping[str, Any], where: str) -> dict:
+    missing = [d for d in "MKN" if d not in rec or rec[d] in ("", None)]
+    if missing:
+        raise ValueError(f"{where}: missing {', '.join(missing)}")
+    out = {}
+    for d in ("M", "K", "N", "count"):
+        raw = rec.get(d, 1) if d == "count" else rec[d]
+        if d == "count" and raw in ("", None):
+            raw = 1
+        try:
+            out[d] = _positive(raw, d)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+    name = rec.get("name")
+    out["name"] = "" if name is None else str(name).strip()
+    return out

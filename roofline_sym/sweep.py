@@ -1,0 +1,407 @@
+"""Sweeps: many bound models over many shapes, as one table.
+
+``sweep(models, shapes)`` evaluates every model at every shape (compiled
+once per model, vectorized over shapes) and returns a ``SweepResult``: one
+row per (model, shape) with the seven times, the regime each group of
+kernels is in, and the model's cube break-even for context.  With a model
+shape set, ``model_total()`` weighs every layer by how often it occurs.
+
+>>> import roofline_sym as rs
+>>> m = rs.linear("tensorwise", fuse=True, preset="torchao").on("NVIDIA H100")
+>>> res = sweep(m, "llama3-8b")
+>>> len(res), res.rows[0]["name"], res.rows[0]["lowp_gemm_regime"]
+(7, 'self_attn.q_proj', 'compute')
+>>> round(res.model_total().rows[0]["speedup"], 3)
+1.541
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+import sympy
+
+from . import symbols as S
+from .linear import OUTPUTS, Linear
+from .shapes import ShapeSet, shape_set
+from .term import REGIMES
+
+__all__ = ["sweep", "SweepResult", "Table", "model_grid"]
+
+_MODEL_COLUMNS = ("gpu", "recipe", "mode", "fuse", "preset")
+# kernel groups that get a regime label: (column, side, kind)
+_GROUPS = (
+    ("baseline_gemm_regime", "baseline", "gemm"),
+    ("lowp_gemm_regime", "lowp", "gemm"),
+    ("lowp_overhead_regime", "lowp", "overhead"),
+)
+COLUMNS = (
+    *_MODEL_COLUMNS, "shape_set", "name", "M", "K", "N", "count",
+    *OUTPUTS, "faster",
+    *(g[0] for g in _GROUPS),
+    "cube_breakeven", "cube_size", "faster_on_cube",
+)
+# rows per evaluate() call: bounds memory (every term's pieces are live at once)
+# and sets how often the progress callback fires
+_CHUNK = 1 << 18
+
+
+class Table:
+    """A column-oriented table: ``.columns``, ``.rows``, ``len()``, ``t["col"]``.
+
+    Export with ``to_csv``, ``to_json`` (stdlib) or ``to_pandas``.
+
+    >>> t = Table({"a": np.array([1.0, 2.0]), "b": np.array(["x", "y"])})
+    >>> t.columns, len(t), t.rows[1]
+    (['a', 'b'], 2, {'a': 2.0, 'b': 'y'})
+    """
+
+    def __init__(self, columns: Mapping[str, np.ndarray]):
+        self._data = dict(columns)
+        lengths = {len(v) for v in self._data.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"columns have different lengths {sorted(lengths)}")
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._data)
+
+    def __len__(self) -> int:
+        return len(next(iter(self._data.values()))) if self._data else 0
+
+    def __getitem__(self, column: str) -> np.ndarray:
+        try:
+            return self._data[column]
+        except KeyError:
+            raise KeyError(f"no column {column!r}; columns: {', '.join(self._data)}") from None
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Rows as dicts of plain Python values (float, int, bool, str)."""
+        cols = [(name, arr.tolist()) for name, arr in self._data.items()]
+        return [{name: values[i] for name, values in cols} for i in range(len(self))]
+
+    def to_pandas(self):
+        """A ``pandas.DataFrame`` (pandas is optional, imported only here)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("to_pandas() needs pandas, which is not installed: "
+                              "pip install pandas (or use to_csv / to_json / .rows)") from None
+        return pd.DataFrame(self._data)
+
+    def to_csv(self, path_or_file: str | os.PathLike | Any) -> None:
+        """Write CSV with a header; floats round-trip exactly, NaN is empty."""
+        import csv  # exports import their modules when used, keeping the package light
+
+        with _open(path_or_file, newline="") as f:
+            writer = csv.writer(f, lineterminator="\n")
+            writer.writerow(self.columns)
+            for row in self.rows:
+                writer.writerow(["" if isinstance(v, float) and math.isnan(v) else v
+                                 for v in row.values()])
+
+    def to_json(self, path_or_file: str | os.PathLike | Any) -> None:
+        """Write a JSON list of row objects; NaN is ``null``."""
+        import json
+
+        rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v)
+                 for k, v in row.items()} for row in self.rows]
+        with _open(path_or_file) as f:
+            json.dump(rows, f, allow_nan=False)
+
+    def format(self, columns: Sequence[str] | None = None, max_rows: int = 20) -> str:
+        """A fixed-width text rendering of the first ``max_rows`` rows."""
+        columns = list(columns or self.columns)
+        rows = self.rows[:max_rows]
+        cells = [columns] + [[_cell(r[c]) for c in columns] for r in rows]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+        lines = ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in cells]
+        if len(self) > max_rows:
+            lines.append(f"... {len(self) - max_rows} more rows")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} rows x {len(self._data)} columns)"
+
+
+@dataclass
+class _Block:
+    """One (model, shape set) pair of a sweep: its rows as arrays."""
+
+    meta: dict[str, Any]
+    shapes: ShapeSet
+    values: dict[str, np.ndarray]
+
+    def column(self, name: str) -> np.ndarray:
+        n = len(self.shapes)
+        if name in self.meta:
+            value = self.meta[name]
+            return np.full(n, value, dtype=object if isinstance(value, str) else None)
+        if name in ("M", "K", "N"):
+            return getattr(self.shapes, name)
+        if name == "count":
+            return self.shapes.counts
+        if name == "name":
+            return np.array(self.shapes.names, dtype=object)
+        return self.values[name]
+
+
+class SweepResult(Table):
+    """The table ``sweep()`` returns; see ``COLUMNS`` for its columns.
+
+    ``model_total()`` sums each (model, shape set) over its rows, weighted by
+    counts.
+    """
+
+    def __init__(self, blocks: list[_Block]):
+        self._blocks = blocks
+        super().__init__({c: _concat([b.column(c) for b in blocks]) for c in COLUMNS})
+
+    def model_total(self) -> Table:
+        """Per (model, shape set): count-weighted total times and overall speedup.
+
+        ``speedup = sum(count * baseline_time) / sum(count * lowp_time)``;
+        ``flops``: count-weighted FLOPs of the layers' GEMMs in the model's
+        mode (3 GEMMs in training, 1 in inference); ``M`` is the token count
+        of a model set (NaN when it varies across rows).
+        """
+        rows = []
+        for b in self._blocks:
+            w, m = b.shapes.counts, b.shapes.M
+            base = float(np.sum(w * b.values["baseline_time"]))
+            lowp = float(np.sum(w * b.values["lowp_time"]))
+            gemms = 3 if b.meta["mode"] == "training" else 1
+            rows.append({
+                **{c: b.meta[c] for c in _MODEL_COLUMNS + ("shape_set",)},
+                "M": float(m[0]) if np.all(m == m[0]) else math.nan,
+                "layers": len(b.shapes), "count": float(np.sum(w)),
+                "flops": gemms * b.shapes.total_flops,
+                "baseline_time": base, "lowp_time": lowp, "speedup": base / lowp,
+            })
+        # strings as object arrays, as in the sweep's own columns
+        return Table({c: np.array([r[c] for r in rows],
+                                  dtype=object if isinstance(rows[0][c], str) else None)
+                      for c in rows[0]})
+
+
+def sweep(models: Linear | Iterable[Linear], shapes: Any,
+          progress: Callable[[int, int], None] | None = None) -> SweepResult:
+    """Evaluate bound models at shapes; one row per (model, shape).
+
+    ``models``: a bound ``Linear`` (``.on(hw)``) or a list of them (see
+    ``model_grid``).  ``shapes``: a ``ShapeSet``, a shape-set name, a list of
+    either, an ``(M, K, N)`` tuple of numbers/arrays (broadcast together), or
+    a mapping with keys M, K, N; ``grid()`` builds a full product.
+    ``progress(done_rows, total_rows)`` is called as the sweep advances.
+
+    Per row: the seven outputs of ``evaluate`` (identical values), ``faster``
+    (low precision strictly faster), the regime holding most of the time of
+    each kernel group (``compute``/``memory``/``launch``), and the model's
+    cube break-even ``x*`` (smallest root of ``rs.breakeven(model,
+    along="cube")``, NaN if none) with ``faster_on_cube``: whether the cube
+    of the same FLOPs, ``cube_size = (M K N)**(1/3)``, lies where low
+    precision is faster.
+
+    >>> import roofline_sym as rs
+    >>> ms = model_grid(["tensorwise", "rowwise"], ["h100", "b200"])
+    >>> res = sweep(ms, (8192, 8192, [512, 8192]))
+    >>> len(res), res["gpu"][:2].tolist(), res["speedup"][:2].round(3).tolist()
+    (8, ['H100 SXM', 'H100 SXM'], [0.857, 1.487])
+    >>> res["faster"][:2].tolist(), res["faster_on_cube"][:2].tolist()
+    ([False, True], [True, True])
+    """
+    if isinstance(models, str):
+        raise ValueError(f"sweep takes bound Linear models (rs.linear(...).on(hw)) or a "
+                         f"list of them, not the string {models!r}")
+    models = [models] if isinstance(models, Linear) else list(models)
+    if not models:
+        raise ValueError("no models to sweep")
+    for m in models:
+        if not isinstance(m, Linear):
+            raise ValueError(f"sweep takes bound Linear models, got {m!r}")
+        if m.hardware is None:
+            raise ValueError(f"{m!r} has no hardware: bind one with .on(hw) (or build the "
+                             "list with model_grid)")
+    sets = _shape_sets(shapes)
+    total = len(models) * sum(len(s) for s in sets)
+    done = 0
+    blocks = []
+    for model in models:
+        x_star, be = _cube_context(model)
+        for s in sets:
+            values = _evaluate(model, s, be, progress, done, total)
+            done += len(s)
+            meta = {"gpu": model.hardware.name, "recipe": model.recipe.name,
+                    "mode": model.mode, "fuse": model.fuse, "preset": model.preset,
+                    "shape_set": s.name, "cube_breakeven": x_star}
+            blocks.append(_Block(meta, s, values))
+    return SweepResult(blocks)
+
+
+def model_grid(recipes: str | Sequence[str] | None = None,
+               hardware: str | Sequence[Any] | None = None, mode: str = "training",
+               fuse: bool = False, preset: str = "default",
+               skip_unsupported: bool = True, **options: Any) -> list[Linear]:
+    """Bound models for every recipe x GPU (None: all of them).
+
+    GPUs that lack a recipe's GEMM dtype (fp8 on an A100, fp4 on an H100) or a
+    number the model needs (torchao's RTX 5090 has no efficiencies) are
+    skipped, or raise with ``skip_unsupported=False``.
+
+    >>> [m.hardware.name for m in model_grid("mxfp4_cutlass", ["h100", "b200"])]
+    ['B200 (HGX)']
+    """
+    from .hardware import MissingHardwareValueError, hardware as get_hardware, list_hardware
+    from .linear import linear
+    from .presets import options as get_options
+    from .recipes import list_recipes
+
+    opts = get_options(preset, **options)
+    recipes = list_recipes(mode, opts.recipe_table) if recipes is None else (
+        [recipes] if isinstance(recipes, str) else list(recipes))
+    gpus = (list_hardware(opts.dataset) if hardware is None else
+            [hardware] if isinstance(hardware, str) else list(hardware))
+    out = []
+    for r in recipes:
+        model = linear(r, mode=mode, fuse=fuse, preset=preset, **options)
+        for g in gpus:
+            hw = get_hardware(g, dataset=opts.dataset)
+            if skip_unsupported and not all(hw.supports(d) for d in model.dtypes):
+                continue
+            try:
+                out.append(model.on(hw))
+            except MissingHardwareValueError:
+                if not skip_unsupported:
+                    raise
+    return out
+
+
+# -- internals -------------------------------------------------------------------
+def _shape_sets(shapes: Any) -> list[ShapeSet]:
+    if isinstance(shapes, (ShapeSet, str)):
+        return [shape_set(shapes)]
+    if isinstance(shapes, Mapping):
+        missing = {"M", "K", "N"} - set(shapes)
+        if missing:
+            raise ValueError(f"shape mapping lacks {sorted(missing)}; give M, K and N")
+        return [ShapeSet.from_arrays(shapes["M"], shapes["K"], shapes["N"])]
+    if isinstance(shapes, tuple) and len(shapes) == 3 and not any(
+            isinstance(v, (ShapeSet, str)) for v in shapes):
+        return [ShapeSet.from_arrays(*shapes)]
+    if isinstance(shapes, (list, tuple)) and shapes and all(
+            isinstance(v, (ShapeSet, str)) for v in shapes):
+        return [shape_set(v) for v in shapes]
+    raise ValueError("shapes must be a ShapeSet, a shape-set name, a list of them, an "
+                     "(M, K, N) tuple or a mapping with keys M, K, N; got "
+                     f"{type(shapes).__name__}")
+
+
+def _cube_context(model: Linear) -> tuple[float, Any]:
+    """The model's cube break-even: (smallest root or NaN, the BreakEven)."""
+    from .breakeven import breakeven
+
+    be = breakeven(model, along="cube")
+    roots = be.root_values
+    return (float(roots[0]) if len(roots) else math.nan), be
+
+
+# compiled term pieces per model: lambdify once, reuse across sweeps
+_PIECES: "weakref.WeakKeyDictionary[Linear, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _pieces_fn(model: Linear):
+    hit = _PIECES.get(model)
+    if hit is None:
+        exprs, layout = [], []
+        for t in model.terms:
+            layout.append((t.side, t.kind, [REGIMES.index(r) for r, _ in t.pieces],
+                           len(exprs)))
+            exprs.extend(e for _, e in t.pieces)
+        fn = sympy.lambdify(list(S.SHAPE_SYMBOLS), exprs, modules="numpy", cse=True)
+        hit = _PIECES[model] = (fn, layout)
+    return hit
+
+
+def _regimes(model: Linear, m: np.ndarray, k: np.ndarray,
+             n: np.ndarray) -> dict[str, np.ndarray]:
+    """Per row and kernel group, the regime holding most of the group's time.
+
+    Each term's pieces are evaluated (vectorized); the largest is the term's
+    time and regime, as in its ``Max``.  A group's label is the regime whose
+    terms add up to the most time, so one slow compute-bound GEMM outweighs
+    two launch-bound small ones.
+    """
+    fn, layout = _pieces_fn(model)
+    with np.errstate(all="ignore"):
+        values = [np.broadcast_to(np.asarray(v, dtype=float), m.shape) for v in fn(m, k, n)]
+    per_group = {key: np.zeros((len(REGIMES),) + m.shape) for key in
+                 {(side, kind) for _, side, kind in _GROUPS}}
+    for side, kind, regimes, start in layout:
+        acc = per_group.get((side, kind))
+        if acc is None:
+            continue  # e.g. the bf16 activation of fused inference: not labelled
+        stack = np.stack(values[start:start + len(regimes)])
+        best = np.argmax(stack, axis=0)
+        time = np.take_along_axis(stack, best[None], axis=0)[0]
+        codes = np.asarray(regimes)[best]
+        for r in set(regimes):
+            acc[r] += np.where(codes == r, time, 0.0)
+    names = np.array(REGIMES, dtype=object)
+    present = {(side, kind) for side, kind, _, _ in layout}
+    # a group without kernels (none in the shipped recipes) is labelled "none"
+    return {col: names[np.argmax(per_group[(side, kind)], axis=0)]
+            if (side, kind) in present else np.full(m.shape, "none", dtype=object)
+            for col, side, kind in _GROUPS}
+
+
+def _evaluate(model: Linear, s: ShapeSet, be, progress, done: int,
+              total: int) -> dict[str, np.ndarray]:
+    parts: list[dict[str, np.ndarray]] = []
+    for start in range(0, len(s), _CHUNK):
+        sl = slice(start, start + _CHUNK)
+        m, k, n = s.M[sl], s.K[sl], s.N[sl]
+        out = dict(model.evaluate(M=m, K=k, N=n))
+        out["faster"] = out["lowp_time"] < out["baseline_time"]
+        out.update(_regimes(model, m, k, n))
+        cube = np.cbrt(m * k * n)
+        out["cube_size"] = cube
+        out["faster_on_cube"] = be.is_faster(cube)
+        parts.append(out)
+        if progress is not None:
+            progress(done + min(start + _CHUNK, len(s)), total)
+    return {key: _concat([p[key] for p in parts]) for key in parts[0]}
+
+
+def _concat(arrays: list[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+class _open:
+    """Open a path for writing, or use a file object as is (not closed)."""
+
+    def __init__(self, target: Any, newline: str | None = None):
+        self.target, self.newline, self.f = target, newline, None
+
+    def __enter__(self):
+        if isinstance(self.target, (str, os.PathLike)):
+            self.f = open(self.target, "w", encoding="utf-8", newline=self.newline)
+            return self.f
+        if not hasattr(self.target, "write"):
+            raise ValueError(f"expected a path or a writable file, got {self.target!r}")
+        return self.target
+
+    def __exit__(self, *exc) -> None:
+        if self.f is not None:
+            self.f.close()
