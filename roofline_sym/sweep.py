@@ -19,14 +19,11 @@ from __future__ import annotations
 
 import math
 import os
-import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
-import sympy
 
-from . import symbols as S
 from .linear import OUTPUTS, Linear
 from .shapes import ShapeSet, shape_set
 from .term import REGIMES
@@ -272,7 +269,7 @@ def model_grid(recipes: str | Sequence[str] | None = None,
         model = linear(r, mode=mode, fuse=fuse, preset=preset, **options)
         for g in gpus:
             hw = get_hardware(g, dataset=opts.dataset)
-            if skip_unsupported and not all(hw.supports(d) for d in model.dtypes):
+            if skip_unsupported and model.unsupported_reason(hw):
                 continue
             try:
                 out.append(model.on(hw))
@@ -311,49 +308,27 @@ def _cube_context(model: Linear) -> tuple[float, Any]:
     return (float(roots[0]) if len(roots) else math.nan), be
 
 
-# compiled term pieces per model: lambdify once, reuse across sweeps
-_PIECES: "weakref.WeakKeyDictionary[Linear, tuple]" = weakref.WeakKeyDictionary()
-
-
-def _pieces_fn(model: Linear):
-    hit = _PIECES.get(model)
-    if hit is None:
-        exprs, layout = [], []
-        for t in model.terms:
-            layout.append((t.side, t.kind, [REGIMES.index(r) for r, _ in t.pieces],
-                           len(exprs)))
-            exprs.extend(e for _, e in t.pieces)
-        fn = sympy.lambdify(list(S.SHAPE_SYMBOLS), exprs, modules="numpy", cse=True)
-        hit = _PIECES[model] = (fn, layout)
-    return hit
-
-
 def _regimes(model: Linear, m: np.ndarray, k: np.ndarray,
              n: np.ndarray) -> dict[str, np.ndarray]:
     """Per row and kernel group, the regime holding most of the group's time.
 
-    Each term's pieces are evaluated (vectorized); the largest is the term's
-    time and regime, as in its ``Max``.  A group's label is the regime whose
-    terms add up to the most time, so one slow compute-bound GEMM outweighs
-    two launch-bound small ones.
+    Each term's time and regime come from ``Linear.evaluate_terms``; a group's
+    label is the regime whose terms add up to the most time, so one slow
+    compute-bound GEMM outweighs two launch-bound small ones.
     """
-    fn, layout = _pieces_fn(model)
-    with np.errstate(all="ignore"):
-        values = [np.broadcast_to(np.asarray(v, dtype=float), m.shape) for v in fn(m, k, n)]
-    per_group = {key: np.zeros((len(REGIMES),) + m.shape) for key in
-                 {(side, kind) for _, side, kind in _GROUPS}}
-    for side, kind, regimes, start in layout:
-        acc = per_group.get((side, kind))
+    terms = model.evaluate_terms(m, k, n)
+    per_group = {(side, kind): np.zeros((len(REGIMES),) + m.shape)
+                 for _, side, kind in _GROUPS}
+    present = set()
+    for t in model.terms:
+        acc = per_group.get((t.side, t.kind))
         if acc is None:
             continue  # e.g. the bf16 activation of fused inference: not labelled
-        stack = np.stack(values[start:start + len(regimes)])
-        best = np.argmax(stack, axis=0)
-        time = np.take_along_axis(stack, best[None], axis=0)[0]
-        codes = np.asarray(regimes)[best]
-        for r in set(regimes):
-            acc[r] += np.where(codes == r, time, 0.0)
+        present.add((t.side, t.kind))
+        time, labels = terms[t.name]
+        for i, r in enumerate(REGIMES):
+            acc[i] += np.where(labels == r, time, 0.0)
     names = np.array(REGIMES, dtype=object)
-    present = {(side, kind) for side, kind, _, _ in layout}
     # a group without kernels (none in the shipped recipes) is labelled "none"
     return {col: names[np.argmax(per_group[(side, kind)], axis=0)]
             if (side, kind) in present else np.full(m.shape, "none", dtype=object)
