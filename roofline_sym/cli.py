@@ -1,8 +1,11 @@
 """The ``roofline-sym`` command line.
 
 With no arguments it runs the main job on an embedded default (H100 SXM,
-training, every recipe).  Subcommands: ``hardware``, ``recipes``, ``eval``.
-Every user error ends with one line on stderr and exit code 2.
+training, every recipe): each recipe's break-even shape (cube, and M at
+K = N = 8192) with the regime behind it, and speedups at common shapes.
+Subcommands: ``hardware``, ``recipes``, ``formula``, ``eval``,
+``breakeven``, ``sweep``.  Every user error ends with one line on stderr
+and exit code 2.
 """
 
 from __future__ import annotations
@@ -10,12 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .hardware import DATASETS, Dataset, Hardware, HardwareError, dataset, hardware, load_hardware
-from .linear import OUTPUTS, linear
+from .breakeven import BreakEven, breakeven
+from .hardware import DATASETS, Dataset, Hardware, HardwareError, dataset, load_hardware
+from .linear import OUTPUTS, Linear, linear
 from .presets import PRESETS, options
 from .recipes import MODES, list_recipes
 
@@ -23,14 +27,17 @@ __all__ = ["main"]
 
 DEFAULT_GPU = "h100-sxm"
 COMMON_CUBES = (1024, 2048, 4096, 8192, 16384)
+FIXED_KN = 8192
 
 EPILOG = """examples:
-  roofline-sym                               speedups of every training recipe on H100 SXM
-  roofline-sym hardware                      list the default hardware dataset
-  roofline-sym hardware h200                 one entry with its sources
-  roofline-sym hardware --dataset torchao    torchao 0.18's table
-  roofline-sym recipes --mode inference      recipe names
+  roofline-sym                                   the main job (H100 SXM, training)
+  roofline-sym hardware h200                     one GPU with the source of every number
+  roofline-sym recipes --mode inference
+  roofline-sym formula --recipe tensorwise --fuse --latex
   roofline-sym eval --gpu b200 --recipe mxfp8_cublas --shape 8192,8192,8192
+  roofline-sym breakeven --gpu h200 --recipe rowwise --along cube
+  roofline-sym breakeven --gpu h100 --recipe tensorwise --solve-for M --at K=8192,N=8192
+  roofline-sym sweep --gpu h100 --gpu b200 --shapes llama3-70b -M 16384 --total
 """
 
 
@@ -38,143 +45,418 @@ class UserError(Exception):
     """A problem with the command line's input: one line, exit code 2."""
 
 
-def _dataset(args: argparse.Namespace) -> Dataset:
-    if getattr(args, "hardware_file", None):
-        return load_hardware(args.hardware_file)
-    return dataset(args.dataset)
+# -- parsing helpers (numbers are parsed, never evaluated) -----------------------
+def _number(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"{what}: {text!r} is not a number") from None
+    if not (np.isfinite(value) and value > 0):
+        raise UserError(f"{what}: {text!r} must be a positive finite number")
+    return value
 
 
 def _parse_shape(text: str) -> tuple[float, float, float]:
-    """``"M,K,N"`` as three positive finite numbers (parsed, never evaluated)."""
+    """``"M,K,N"`` as three positive finite numbers."""
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != 3:
-        raise UserError(f"--shape {text!r}: expected three numbers M,K,N, got {len(parts)}")
+        raise UserError(f"--shape {text!r}: expected three numbers M,K,N, got {len(parts)}; "
+                        "write e.g. --shape 8192,8192,8192")
     try:
         values = tuple(float(p) for p in parts)
     except ValueError:
-        raise UserError(f"--shape {text!r}: not numbers; write e.g. --shape 8192,8192,8192") from None
+        raise UserError(f"--shape {text!r}: not numbers; write e.g. --shape 8192,8192,8192") \
+            from None
     if not all(np.isfinite(v) and v > 0 for v in values):
         raise UserError(f"--shape {text!r}: M, K, N must be positive finite numbers")
     return values
 
 
+def _parse_at(items: Sequence[str]) -> dict[str, float]:
+    """``--at K=8192,N=8192`` (repeatable) as {name: number}."""
+    out: dict[str, float] = {}
+    for item in items:
+        for pair in item.split(","):
+            name, eq, value = pair.partition("=")
+            if not eq or not name.strip():
+                raise UserError(f"--at {item!r}: expected NAME=NUMBER pairs, e.g. "
+                                "--at K=8192,N=8192")
+            out[name.strip()] = _number(value.strip(), f"--at {name.strip()}")
+    return out
+
+
+# -- models from the common options ----------------------------------------------
+def _dataset(args: argparse.Namespace) -> Dataset:
+    if getattr(args, "hardware_file", None):
+        return load_hardware(args.hardware_file)
+    if getattr(args, "dataset", None):
+        return dataset(args.dataset)
+    return dataset(options(getattr(args, "preset", "default")).dataset)
+
+
+def _gpus(args: argparse.Namespace) -> list[Hardware]:
+    ds = _dataset(args)
+    if args.gpu:
+        return [ds.get(g) for g in args.gpu]
+    if args.hardware_file:
+        return list(ds)
+    return [ds.get(DEFAULT_GPU) if ds.name == "default" else ds.entries[0]]
+
+
+def _recipes(args: argparse.Namespace) -> list[str]:
+    return args.recipe or list_recipes(args.mode, options(args.preset).recipe_table)
+
+
+def _models(args: argparse.Namespace, skip_unsupported: bool) -> list[Linear]:
+    """Bound models for every requested recipe x GPU."""
+    out = []
+    gpus = _gpus(args)
+    for name in _recipes(args):
+        model = linear(name, mode=args.mode, fuse=args.fuse, preset=args.preset)
+        for hw in gpus:
+            reason = model.unsupported_reason(hw)
+            if reason and (skip_unsupported and len(gpus) * len(_recipes(args)) > 1):
+                print(f"roofline-sym: skipping {name} on {hw.name}: not supported",
+                      file=sys.stderr)
+                continue
+            out.append(model.on(hw))
+    if not out:
+        raise UserError("no recipe in the selection runs on the selected GPUs")
+    return out
+
+
+def _emit(rows: list[dict], args: argparse.Namespace, text: Callable[[], None]) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(rows, indent=2, default=_jsonable))
+    elif getattr(args, "csv", False):
+        import csv
+
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else [])
+        writer.writeheader()
+        writer.writerows(rows)
+    else:
+        text()
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, (np.floating, np.integer)):
+        return v.item()
+    if isinstance(v, np.bool_):
+        return bool(v)
+    return str(v)
+
+
+# -- regime summaries ------------------------------------------------------------
+_SHORT = {"compute": "C", "memory": "M", "launch": "L"}
+
+
+def regime_label(regimes: dict[str, str]) -> str:
+    """Compact regime of the low-precision side: ``gemm C3  cast M5 L5``."""
+    parts = []
+    for kind in ("gemm", "cast"):
+        counts: dict[str, int] = {}
+        for name, r in regimes.items():
+            if name.startswith(f"lowp.{kind}."):
+                counts[r] = counts.get(r, 0) + 1
+        if counts:
+            parts.append(f"{kind} " + " ".join(f"{_SHORT[r]}{c}" for r, c in sorted(
+                counts.items(), key=lambda rc: "CML".index(_SHORT[rc[0]]))))
+    return "  ".join(parts)
+
+
+def _root_text(be: BreakEven) -> tuple[str, str]:
+    """(first break-even value, regime there), or why there is none."""
+    roots = be.root_values
+    if len(roots):
+        return f"{roots[0]:.0f}", regime_label(be.regime_at(roots[0]))
+    probe = be.is_faster(np.array([1e6]))[0]
+    return ("always" if probe else "never"), ""
+
+
+# -- subcommands -----------------------------------------------------------------
 def cmd_hardware(args: argparse.Namespace) -> int:
     ds = _dataset(args)
     if args.name:
         print(ds.get(args.name).describe())
         return 0
-    if args.json:
-        print(json.dumps([{"name": h.name, "aliases": list(h.aliases),
-                           "peak_flops": {k: float(v) for k, v in h.peak_flops.items()},
-                           "mem_bw": float(h.mem_bw)} for h in ds], indent=2))
-        return 0
-    print(f"{ds.name} dataset: {ds.description}")
-    print(f"{'name':<24}{'bf16 TF/s':>10}{'fp8 TF/s':>10}{'fp4 TF/s':>10}{'TB/s':>8}  aliases")
-    for h in ds:
-        peaks = [h.peak_flops.get(d) for d in ("bf16", "fp8", "fp4")]
-        cells = "".join(f"{float(p) / 1e12:>10g}" if p else f"{'-':>10}" for p in peaks)
-        print(f"{h.name:<24}{cells}{float(h.mem_bw) / 1e12:>8g}  {', '.join(h.aliases[:3])}")
+    rows = [{"name": h.name, "aliases": list(h.aliases),
+             "peak_flops": {k: float(v) for k, v in h.peak_flops.items()},
+             "mem_bw": float(h.mem_bw)} for h in ds]
+
+    def text() -> None:
+        print(f"{ds.name} dataset: {ds.description}")
+        print(f"{'name':<24}{'bf16 TF/s':>10}{'fp8 TF/s':>10}{'fp4 TF/s':>10}{'TB/s':>8}  aliases")
+        for h in ds:
+            peaks = [h.peak_flops.get(d) for d in ("bf16", "fp8", "fp4")]
+            cells = "".join(f"{float(p) / 1e12:>10g}" if p else f"{'-':>10}" for p in peaks)
+            print(f"{h.name:<24}{cells}{float(h.mem_bw) / 1e12:>8g}  {', '.join(h.aliases[:3])}")
+
+    _emit(rows, args, text)
     return 0
 
 
 def cmd_recipes(args: argparse.Namespace) -> int:
-    for name in list_recipes(args.mode, options(args.preset).recipe_table):
-        print(name)
+    from .recipes import recipe
+
+    table = options(args.preset).recipe_table
+    for name in list_recipes(args.mode, table):
+        desc = recipe(name, args.mode, table).description
+        print(f"{name:<34}{desc}" if args.verbose else name)
+    return 0
+
+
+def cmd_formula(args: argparse.Namespace) -> int:
+    from .render import latex
+
+    name = (args.recipe or ["tensorwise"])[0]
+    model = linear(name, mode=args.mode, fuse=args.fuse, preset=args.preset)
+    if args.gpu or args.hardware_file:
+        model = model.on(_gpus(args)[0])
+    if args.term:
+        if args.term not in model.breakdown:
+            raise UserError(f"no term {args.term!r} in {name}; terms: "
+                            f"{', '.join(model.breakdown)}")
+        exprs = {args.term: model.breakdown[args.term]}
+    elif args.breakdown:
+        exprs = model.breakdown
+    else:
+        exprs = model.expressions
+    for key, expr in exprs.items():
+        print(f"{key} = {latex(expr) if args.latex else expr}")
     return 0
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    hw = _dataset(args).get(args.gpu) if (args.gpu or args.hardware_file) else None
-    shapes = [_parse_shape(s) for s in (args.shape or ["8192,8192,8192"])]
-    recipes = args.recipe or list_recipes(args.mode, options(args.preset).recipe_table)
+    shapes = np.array([_parse_shape(s) for s in (args.shape or ["8192,8192,8192"])])
     rows = []
-    for name in recipes:
-        m = linear(name, mode=args.mode, fuse=args.fuse, preset=args.preset)
-        mb = m.on(hw if hw is not None else _default_hw(m, args))
-        arr = np.array(shapes)
-        out = mb.evaluate(arr[:, 0], arr[:, 1], arr[:, 2])
-        for i, shape in enumerate(shapes):
-            rows.append({"gpu": mb.hardware.name, "recipe": name, "M": shape[0],
-                         "K": shape[1], "N": shape[2],
-                         **{k: float(out[k][i]) for k in OUTPUTS}})
-    if args.json:
-        print(json.dumps(rows, indent=2))
-        return 0
-    print(f"{'recipe':<34}{'M':>8}{'K':>8}{'N':>8}{'bf16 us':>11}{'lowp us':>11}{'speedup':>9}")
-    for r in rows:
-        print(f"{r['recipe']:<34}{r['M']:>8g}{r['K']:>8g}{r['N']:>8g}"
-              f"{r['baseline_time'] * 1e6:>11.1f}{r['lowp_time'] * 1e6:>11.1f}"
-              f"{r['speedup']:>9.3f}")
+    for m in _models(args, skip_unsupported=True):
+        out = m.evaluate(shapes[:, 0], shapes[:, 1], shapes[:, 2])
+        for i, (M, K, N) in enumerate(shapes):
+            rows.append({"gpu": m.hardware.name, "recipe": m.recipe.name, "M": M, "K": K,
+                         "N": N, **{k: float(out[k][i]) for k in OUTPUTS}})
+
+    def text() -> None:
+        print(f"{'gpu':<16}{'recipe':<34}{'M':>8}{'K':>8}{'N':>8}{'bf16 us':>11}"
+              f"{'lowp us':>11}{'speedup':>9}")
+        for r in rows:
+            print(f"{r['gpu']:<16}{r['recipe']:<34}{r['M']:>8g}{r['K']:>8g}{r['N']:>8g}"
+                  f"{r['baseline_time'] * 1e6:>11.1f}{r['lowp_time'] * 1e6:>11.1f}"
+                  f"{r['speedup']:>9.3f}")
+
+    _emit(rows, args, text)
     return 0
 
 
-def _default_hw(model, args) -> Hardware:
-    ds = dataset(model.options.dataset)
-    return ds.get(DEFAULT_GPU) if model.options.dataset == "default" else ds.entries[0]
+def cmd_breakeven(args: argparse.Namespace) -> int:
+    if args.along and args.solve_for:
+        raise UserError("give either --along or --solve-for, not both")
+    at = _parse_at(args.at or [])
+    if args.solve_for and args.solve_for not in ("M", "K", "N"):
+        raise UserError(f"--solve-for {args.solve_for!r}: solve for M, K or N "
+                        "(hardware quantities: use the Python API)")
+    if not args.along and not args.solve_for:
+        args.along = "cube"
+    if args.solve_for:
+        missing = [d for d in "MKN" if d != args.solve_for and d not in at]
+        if missing:
+            raise UserError(f"--solve-for {args.solve_for} needs fixed values for "
+                            f"{', '.join(missing)}: e.g. --at "
+                            + ",".join(f"{d}=8192" for d in missing))
+    unknown = set(at) - {"M", "K", "N"}
+    if unknown:
+        raise UserError(f"--at: unknown name(s) {sorted(unknown)}; use M, K, N")
+    rows, results = [], []
+    for m in _models(args, skip_unsupported=True):
+        be = (breakeven(m, along="cube") if args.along == "cube" else
+              breakeven(m, solve_for=args.solve_for, **at))
+        results.append(be)
+        value, regime = _root_text(be)
+        rows.append({"gpu": m.hardware.name, "recipe": m.recipe.name,
+                     "variable": str(be.variable), "roots": be.root_values.tolist(),
+                     "first": value, "regime": regime,
+                     "faster": be._describe(be._faster), "aligned": be.aligned})
+
+    def text() -> None:
+        var = "x (M=K=N)" if args.along == "cube" else args.solve_for
+        print(f"break-even in {var}" + (f" at {', '.join(f'{k}={v:g}' for k, v in at.items())}"
+                                         if at else ""))
+        print(f"{'gpu':<16}{'recipe':<34}{'first root':>11}  {'regime there':<22}faster on")
+        for r in rows:
+            print(f"{r['gpu']:<16}{r['recipe']:<34}{r['first']:>11}  {r['regime']:<22}"
+                  f"{r['faster']}")
+        if any(r["aligned"] for r in rows):
+            print("(block-scale floors solved on block-aligned shapes)")
+        print("regime: C compute-, M memory-, L launch-bound terms of the low-precision side")
+
+    _emit(rows, args, text)
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .shapes import ShapeSet, shape_set
+    from .sweep import sweep
+
+    if args.shapes is None:
+        raise UserError("--shapes is required: a shape-set name (see `roofline-sym sweep "
+                        "--list`) or a CSV/JSON file of M,K,N rows")
+    if Path(args.shapes).suffix.lower() in (".csv", ".json"):
+        shapes = ShapeSet.from_file(args.shapes)
+    else:
+        shapes = shape_set(args.shapes, M=args.M)
+    models = _models(args, skip_unsupported=True)
+    total = len(models) * len(shapes)
+
+    def progress(done: int, total_rows: int) -> None:
+        print(f"\rsweep: {done}/{total_rows} rows ({100 * done / total_rows:.0f}%)",
+              end="" if sys.stderr.isatty() else "\n", file=sys.stderr)
+
+    result = sweep(models, shapes, progress=progress if total >= 100_000 else None)
+    if total >= 100_000 and sys.stderr.isatty():
+        print(file=sys.stderr)
+    table = result.model_total() if args.total else result
+    if args.csv:
+        table.to_csv(args.output or sys.stdout)
+    elif args.json:
+        table.to_json(args.output or sys.stdout)
+    else:
+        cols = (["gpu", "recipe", "shape_set", "M", "baseline_time", "lowp_time", "speedup"]
+                if args.total else ["gpu", "recipe", "name", "M", "K", "N", "speedup",
+                                    "lowp_gemm_regime", "lowp_overhead_regime"])
+        print(table.format(cols, max_rows=args.max_rows))
+    return 0
 
 
 def main_job(args: argparse.Namespace) -> int:
-    """Speedup of every training recipe on H100 SXM at common cube shapes."""
-    hw = hardware(DEFAULT_GPU)
-    print(f"roofline_sym: {hw.name}, training, fused casts, preset default")
-    print(f"speedup over bf16 at M = K = N = x  (break-even solving: roofline-sym --help)\n")
-    header = "".join(f"{x:>9}" for x in COMMON_CUBES)
-    print(f"{'recipe':<34}{header}")
+    """Break-even and speedups of every training recipe on H100 SXM."""
+    hw = dataset("default").get(DEFAULT_GPU)
     cubes = np.array(COMMON_CUBES, dtype=float)
+    print(f"roofline_sym: {hw.name}, training, casts fused with their producers, "
+          "preset default\n")
+    header = "".join(f"{x:>7}" for x in COMMON_CUBES)
+    print(f"{'':<34}{'break-even cube x*':<33}{f'M* at K=N={FIXED_KN}':<33}"
+          f"speedup at M=K=N=")
+    print(f"{'recipe':<34}{'x*':>7}  {'regime at x*':<24}{'M*':>7}  {'regime at M*':<24}"
+          f"{header}")
+    skipped = []
     for name in list_recipes("training"):
         m = linear(name, mode="training", fuse=True)
         if m.unsupported_reason(hw):
-            print(f"{name:<34}  (not supported on {hw.name})")
+            skipped.append(name)
             continue
-        speedup = m.on(hw).evaluate(cubes, cubes, cubes)["speedup"]
-        print(f"{name:<34}" + "".join(f"{s:>9.3f}" for s in speedup))
+        mb = m.on(hw)
+        cube, cube_regime = _root_text(breakeven(mb, along="cube"))
+        fixed, fixed_regime = _root_text(breakeven(mb, solve_for="M", K=FIXED_KN, N=FIXED_KN))
+        speedup = mb.evaluate(cubes, cubes, cubes)["speedup"]
+        print(f"{name:<34}{cube:>7}  {cube_regime:<24}{fixed:>7}  {fixed_regime:<24}"
+              + "".join(f"{s:>7.2f}" for s in speedup))
+    print("\nregime: terms of the low-precision side, C compute-, M memory-, L launch-bound")
+    if skipped:
+        print(f"not run on {hw.name} (no MX/FP4 block-scaled GEMMs): {', '.join(skipped)}")
+    print("more: roofline-sym --help")
     return 0
 
 
+# -- the parser ------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
+    fmt = argparse.RawDescriptionHelpFormatter
     p = argparse.ArgumentParser(
-        prog="roofline-sym", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Roofline cost models of low-precision linear layers.")
-    sub = p.add_subparsers(dest="command")
+        prog="roofline-sym", epilog=EPILOG, formatter_class=fmt,
+        description="Roofline cost models of low-precision linear layers: break-even "
+                    "shapes, formulas and sweeps.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    def common(sp: argparse.ArgumentParser, gpu: bool = True) -> None:
-        sp.add_argument("--dataset", default="default", choices=DATASETS,
-                        help="hardware dataset (default: %(default)s)")
+    def hw_options(sp: argparse.ArgumentParser, gpu: bool = True) -> None:
+        sp.add_argument("--dataset", choices=DATASETS,
+                        help="hardware dataset (default: the preset's)")
         sp.add_argument("--hardware-file", metavar="FILE", help="a hardware TOML file")
         if gpu:
-            sp.add_argument("--gpu", help="GPU name or alias (see `roofline-sym hardware`)")
+            sp.add_argument("--gpu", action="append",
+                            help="GPU name or alias, repeatable (see `roofline-sym hardware`)")
 
-    def model(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--recipe", action="append", help="recipe name (repeatable)")
+    def model_options(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--recipe", action="append", help="recipe name, repeatable "
+                        "(default: every recipe of the mode)")
         sp.add_argument("--mode", default="training", choices=MODES)
-        sp.add_argument("--fuse", action="store_true", help="model casts fused with producers")
+        sp.add_argument("--fuse", action="store_true",
+                        help="model casts fused with the ops producing their inputs")
         sp.add_argument("--preset", default="default", choices=tuple(PRESETS))
 
-    h = sub.add_parser("hardware", help="list hardware or show one entry with sources",
-                       epilog="examples:\n  roofline-sym hardware\n  roofline-sym hardware "
-                              "'NVIDIA H100 80GB HBM3'\n  roofline-sym hardware --dataset seed",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    h.add_argument("name", nargs="?", help="name, alias or torch device name")
-    h.add_argument("--json", action="store_true")
-    common(h, gpu=False)
-    h.set_defaults(func=cmd_hardware)
+    def output_options(sp: argparse.ArgumentParser) -> None:
+        group = sp.add_mutually_exclusive_group()
+        group.add_argument("--json", action="store_true", help="JSON output")
+        group.add_argument("--csv", action="store_true", help="CSV output")
 
-    r = sub.add_parser("recipes", help="list recipe names",
-                       epilog="example:\n  roofline-sym recipes --mode inference",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    def add(name: str, help_: str, examples: str, func) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help_, description=help_, formatter_class=fmt,
+                            epilog="examples:\n" + examples)
+        sp.set_defaults(func=func)
+        return sp
+
+    h = add("hardware", "list hardware, or show one entry with its sources",
+            "  roofline-sym hardware\n  roofline-sym hardware 'NVIDIA H100 80GB HBM3'\n"
+            "  roofline-sym hardware --dataset torchao", cmd_hardware)
+    h.add_argument("name", nargs="?", help="name, alias or torch device name")
+    hw_options(h, gpu=False)
+    output_options(h)
+
+    r = add("recipes", "list recipe names",
+            "  roofline-sym recipes --mode inference -v", cmd_recipes)
     r.add_argument("--mode", default="training", choices=MODES)
     r.add_argument("--preset", default="default", choices=tuple(PRESETS))
-    r.set_defaults(func=cmd_recipes)
+    r.add_argument("-v", "--verbose", action="store_true", help="with descriptions")
 
-    e = sub.add_parser("eval", help="evaluate times and speedups at shapes",
-                       epilog="example:\n  roofline-sym eval --gpu h200 --recipe rowwise "
-                              "--shape 16384,8192,28672 --shape 4096,4096,4096",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    common(e)
-    model(e)
-    e.add_argument("--shape", action="append", metavar="M,K,N", help="shape (repeatable)")
-    e.add_argument("--json", action="store_true")
-    e.set_defaults(func=cmd_eval)
+    f = add("formula", "print a model's formulas (text or LaTeX)",
+            "  roofline-sym formula --recipe tensorwise --fuse\n"
+            "  roofline-sym formula --recipe mxfp8 --mode inference --breakdown --latex\n"
+            "  roofline-sym formula --recipe rowwise --gpu h100 --term lowp.gemm.output",
+            cmd_formula)
+    hw_options(f)
+    model_options(f)
+    f.add_argument("--latex", action="store_true", help="LaTeX instead of text")
+    f.add_argument("--breakdown", action="store_true", help="every named term")
+    f.add_argument("--term", help="one named term, e.g. lowp.gemm.output")
+
+    e = add("eval", "times and speedups at shapes",
+            "  roofline-sym eval --gpu h200 --recipe rowwise --shape 16384,8192,28672\n"
+            "  roofline-sym eval --gpu b200 --mode inference --shape 1,8192,8192 --json",
+            cmd_eval)
+    hw_options(e)
+    model_options(e)
+    e.add_argument("--shape", action="append", metavar="M,K,N", help="shape, repeatable")
+    output_options(e)
+
+    b = add("breakeven", "break-even shapes with the regime behind each",
+            "  roofline-sym breakeven --gpu h100 --along cube\n"
+            "  roofline-sym breakeven --gpu b200 --recipe mxfp8_cublas --solve-for M "
+            "--at K=8192,N=8192", cmd_breakeven)
+    hw_options(b)
+    model_options(b)
+    b.add_argument("--along", choices=("cube",), help="solve along M = K = N = x (default)")
+    b.add_argument("--solve-for", metavar="DIM", help="M, K or N, with the others from --at")
+    b.add_argument("--at", action="append", metavar="K=8192,N=8192",
+                   help="fixed dimensions, repeatable")
+    output_options(b)
+
+    s = add("sweep", "evaluate recipes x GPUs over a shape set or a shape file",
+            "  roofline-sym sweep --gpu h100 --shapes pow2 --csv > pow2.csv\n"
+            "  roofline-sym sweep --gpu h100 --gpu b200 --recipe tensorwise "
+            "--shapes llama3-70b -M 16384 --total\n"
+            "  roofline-sym sweep --gpu h200 --shapes my_shapes.csv --json -o out.json",
+            cmd_sweep)
+    hw_options(s)
+    model_options(s)
+    s.add_argument("--shapes", metavar="NAME|FILE",
+                   help="shape set (pow2, pow2_extended, sweep, llama, dsv3-671b, "
+                        "dsv3-16b-671b, llama3-8b, llama3-70b, llama3-405b) or a .csv/.json "
+                        "file of M,K,N rows")
+    s.add_argument("-M", type=float, help="tokens per batch for model shape sets")
+    s.add_argument("--total", action="store_true",
+                   help="one count-weighted total per model and shape set")
+    s.add_argument("-o", "--output", metavar="FILE", help="write CSV/JSON to FILE")
+    s.add_argument("--max-rows", type=int, default=60, help="rows shown as text")
+    output_options(s)
     return p
 
 
@@ -184,7 +466,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             return main_job(args)
         return args.func(args)
-    except (UserError, ValueError, LookupError, HardwareError) as exc:
+    except (UserError, ValueError, LookupError, HardwareError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, LookupError) and exc.args else exc
         print(f"roofline-sym: error: {msg}", file=sys.stderr)
         return 2

@@ -19,9 +19,18 @@ def run(capsys, *argv):
 def test_no_arguments_runs_the_main_job(capsys):
     code, out, err = run(capsys)
     assert code == 0 and err == ""
-    assert "H100 SXM" in out
-    for recipe in ("tensorwise", "rowwise", "mxfp8_cublas", "blockwise"):
+    assert "H100 SXM" in out and "break-even" in out
+    for recipe in ("tensorwise", "rowwise", "blockwise", "dynamic", "delayed"):
         assert recipe in out
+    # MX recipes need block-scaled GEMMs, which Hopper lacks: said, not priced
+    assert "mxfp8_cublas" in out.split("not run on")[1]
+    # the tensorwise row carries the cube break-even solved by rs.breakeven
+    import roofline_sym as rs
+
+    model = rs.linear("tensorwise", fuse=True).on("h100")
+    x_star = rs.breakeven(model, along="cube").root_values[0]
+    row = next(line for line in out.splitlines() if line.startswith("tensorwise"))
+    assert f"{x_star:.0f}" == row.split()[1]
 
 
 def test_console_script_entry_point():
@@ -66,6 +75,44 @@ def test_eval_json(capsys):
     assert rows[1]["speedup"] > rows[0]["speedup"] > 0
 
 
+def test_breakeven_cube_and_solve_for(capsys):
+    code, out, _ = run(capsys, "breakeven", "--gpu", "h100", "--recipe", "tensorwise",
+                       "--fuse", "--preset", "torchao", "--solve-for", "M",
+                       "--at", "K=8192,N=8192")
+    assert code == 0 and "1094" in out
+    code, out, _ = run(capsys, "breakeven", "--gpu", "b200", "--recipe", "mxfp8",
+                       "--mode", "inference", "--json")
+    (row,) = json.loads(out)
+    assert code == 0 and row["variable"] == "x" and row["aligned"]
+
+
+def test_formula_text_and_latex(capsys):
+    code, out, _ = run(capsys, "formula", "--recipe", "rowwise", "--mode", "inference")
+    assert code == 0 and out.startswith("baseline_gemm_time = Max(")
+    code, out, _ = run(capsys, "formula", "--recipe", "rowwise", "--term",
+                       "lowp.gemm.output", "--latex")
+    assert code == 0 and r"P_{\mathrm{fp8}}" in out
+
+
+def test_sweep_total_and_csv(capsys, tmp_path):
+    code, out, _ = run(capsys, "sweep", "--gpu", "h100", "--recipe", "tensorwise",
+                       "--shapes", "llama3-70b", "-M", "16384", "--total")
+    assert code == 0 and "llama3-70b" in out
+    shapes = tmp_path / "s.csv"
+    shapes.write_text("M,K,N\n4096,4096,4096\n8192,8192,8192\n")
+    code, out, _ = run(capsys, "sweep", "--gpu", "h200", "--recipe", "rowwise",
+                       "--shapes", str(shapes), "--csv")
+    lines = out.strip().splitlines()
+    assert code == 0 and len(lines) == 3 and "speedup" in lines[0]
+
+
+def test_help_everywhere_has_examples(capsys):
+    for cmd in ("hardware", "recipes", "formula", "eval", "breakeven", "sweep"):
+        with pytest.raises(SystemExit):
+            main([cmd, "--help"])
+        assert "examples:" in capsys.readouterr().out
+
+
 BAD_INPUT = [
     (["hardware", "h20"], "no hardware 'h20'"),
     (["eval", "--gpu", "a100", "--recipe", "tensorwise"], "no dense fp8 peak"),
@@ -76,6 +123,16 @@ BAD_INPUT = [
     (["eval", "--gpu", "h100", "--shape", "__import__('os'),1,1"], "not numbers"),
     (["eval", "--gpu", "h100", "--recipe", "fp6"], "unknown training recipe 'fp6'"),
     (["hardware", "--hardware-file", "/nonexistent.toml"], "cannot read hardware file"),
+    (["eval", "--gpu", "h100", "--hardware-file", "/nonexistent.toml"], "cannot read"),
+    (["breakeven", "--gpu", "h100", "--solve-for", "Q", "--at", "K=1,N=1"], "solve for M, K or N"),
+    (["breakeven", "--gpu", "h100", "--solve-for", "M", "--at", "K=8192"], "needs fixed values for N"),
+    (["breakeven", "--gpu", "h100", "--solve-for", "M", "--at", "K=1e400,N=1"], "positive finite"),
+    (["breakeven", "--gpu", "h100", "--solve-for", "M", "--at", "K8192"], "NAME=NUMBER"),
+    (["breakeven", "--gpu", "h100", "--solve-for", "M", "--along", "cube"], "not both"),
+    (["sweep", "--gpu", "h100", "--shapes", "llama5"], "unknown shape set"),
+    (["sweep", "--gpu", "h100"], "--shapes is required"),
+    (["sweep", "--gpu", "h100", "--shapes", "/nonexistent.csv"], "nonexistent.csv"),
+    (["formula", "--recipe", "rowwise", "--term", "lowp.gemm.nope"], "no term"),
 ]
 
 
