@@ -15,7 +15,7 @@ arrays of shapes.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import sympy
@@ -250,12 +250,37 @@ class Linear:
             out[term.name] = (stack.max(axis=0), labels[stack.argmax(axis=0)])
         return out
 
+    def hardware_axis(self, gpus: Sequence[Hardware | str], ndim: int = 0) -> dict[str, np.ndarray]:
+        """This model's hardware values for several GPUs, stacked on a leading axis.
+
+        Arrays have shape ``(len(gpus),) + (1,) * ndim``, so they broadcast
+        against shapes with ``ndim`` dimensions; pass them to ``evaluate``.
+
+        >>> m = linear("tensorwise", fuse=True)
+        >>> out = m.evaluate(8192, 8192, 8192, **m.hardware_axis(["h100", "h200", "b200"]))
+        >>> out["speedup"].round(2)
+        array([1.53, 1.64, 1.69])
+        """
+        if self.hardware is not None:
+            raise ValueError(f"{self!r} is bound to {self.hardware.name}: use the unbound "
+                             "model to evaluate several GPUs at once")
+        entries = [hardware(g, dataset=self.options.dataset) if isinstance(g, str) else g
+                   for g in gpus]
+        for hw in entries:
+            problem = self.unsupported_reason(hw)
+            if problem:
+                raise ValueError(problem)
+        needed = self.free_hardware_symbols
+        rows = [hw.values_for(needed) for hw in entries]
+        shape = (len(entries),) + (1,) * ndim
+        return {str(s): np.array([float(r[s]) for r in rows]).reshape(shape) for s in needed}
+
     def evaluate(self, M: Any, K: Any, N: Any, **hardware_values: Any) -> dict[str, np.ndarray]:
         """The seven quantities at shapes ``M, K, N`` (numpy broadcasting).
 
         Shapes are taken as float64 (no integer overflow) and must be positive
         and finite.  An unbound model takes its hardware symbols by name, e.g.
-        ``BW=3.35e12`` (arrays evaluate many GPUs at once).
+        ``BW=3.35e12``; arrays evaluate many GPUs at once (``hardware_axis``).
 
         >>> m = linear("rowwise", preset="torchao").on("NVIDIA H100")
         >>> m.evaluate(M=[4096, 8192], K=8192, N=8192)["speedup"].round(3)
@@ -269,6 +294,16 @@ class Linear:
             ("baseline", "gemm"), ("baseline", "overhead"), ("lowp", "gemm"), ("lowp", "overhead")))
         base, lowp = bg + bo, lg + lo
         return dict(zip(OUTPUTS, (bg, bo, lg, lo, base, lowp, base / lowp)))
+
+    # -- display ---------------------------------------------------------------
+    def latex(self) -> str:
+        """The breakdown as an ``aligned`` block for display math (``render.breakdown``)."""
+        from .render import breakdown
+
+        return breakdown(self)
+
+    def _repr_latex_(self) -> str:
+        return f"$\\displaystyle {self.latex()}$"
 
     def __repr__(self) -> str:
         bound = f", hardware={self.hardware.name!r}" if self.hardware else ""

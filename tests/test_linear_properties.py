@@ -276,3 +276,22 @@ def test_broadcasting(cfg, Ms, Ks, N):
             for name in rs.OUTPUTS:
                 np.testing.assert_allclose(out[name][i, j], one[name], rtol=1e-12, atol=0,
                                            err_msg=f"{name}[{i}, {j}]")
+
+
+def test_hardware_axis_equals_binding_each_gpu():
+    model = rs.linear("rowwise", mode="training", fuse=True)
+    gpus = ["h100", "h200", "b200", "mi300x", "gaudi3"]
+    M = np.array([[512.0, 4096.0, 32768.0]])
+    out = model.evaluate(M, 8192, 4096, **model.hardware_axis(gpus, ndim=2))
+    assert out["speedup"].shape == (5, 1, 3)
+    for i, gpu in enumerate(gpus):
+        one = model.on(gpu).evaluate(M, 8192, 4096)
+        for key in rs.OUTPUTS:
+            np.testing.assert_allclose(out[key][i], one[key], rtol=1e-12)
+
+
+def test_hardware_axis_refuses_unsupported_and_bound():
+    with pytest.raises(ValueError, match="no dense fp8 peak"):
+        rs.linear("tensorwise").hardware_axis(["h100", "a100"])
+    with pytest.raises(ValueError, match="unbound model"):
+        rs.linear("tensorwise").on("h100").hardware_axis(["h100"])
