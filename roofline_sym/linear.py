@@ -287,10 +287,22 @@ class Linear:
         array([1.323, 1.461])
         """
         values, spans, groups, shape = self._pieces_at(M, K, N, hardware_values)
-        terms = [values[a] if b - a == 1 else np.maximum.reduce(values[a:b])
-                 for a, b in spans]
-        zero = np.zeros(shape)
-        bg, bo, lg, lo = (sum((terms[i] for i in groups[key]), zero) for key in (
+
+        def group_sum(indices: list[int]) -> np.ndarray:
+            # in place: a sweep of millions of shapes should not allocate per term
+            total = np.zeros(shape)
+            for i in indices:
+                a, b = spans[i]
+                if b - a == 1:
+                    total += values[a]
+                    continue
+                term = np.maximum(values[a], values[a + 1])
+                for v in values[a + 2:b]:
+                    np.maximum(term, v, out=term)
+                total += term
+            return total
+
+        bg, bo, lg, lo = (group_sum(groups[key]) for key in (
             ("baseline", "gemm"), ("baseline", "overhead"), ("lowp", "gemm"), ("lowp", "overhead")))
         base, lowp = bg + bo, lg + lo
         return dict(zip(OUTPUTS, (bg, bo, lg, lo, base, lowp, base / lowp)))
@@ -319,8 +331,8 @@ def _as_positive_array(value: Any, name: str) -> np.ndarray:
     # only integer and float arrays: numpy would read "8192" or True as numbers
     if raw.dtype.kind not in "iuf":
         raise ValueError(f"{name} must be a number or array of numbers, not {value!r}")
-    arr = raw.astype(np.float64)
-    if not np.all(np.isfinite(arr)) or not np.all(arr > 0):
+    arr = raw.astype(np.float64, copy=False)
+    if not (arr > 0).all() or not np.isfinite(arr).all():
         raise ValueError(f"{name} must be positive and finite; got {value!r}")
     return arr
 
