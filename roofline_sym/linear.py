@@ -296,7 +296,7 @@ class Linear:
                 if b - a == 1:
                     total += values[a]
                     continue
-                term = np.maximum(values[a], values[a + 1])
+                term = np.maximum(values[a], values[a + 1], out=np.empty(shape))
                 for v in values[a + 2:b]:
                     np.maximum(term, v, out=term)
                 total += term
