@@ -64,7 +64,7 @@ def best_of(fn, repeat):
     return min(times)
 
 
-def main() -> None:
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
@@ -129,7 +129,11 @@ def main() -> None:
     print()
     print(f"max relative difference, evaluate vs numpy (7 outputs): {rel:.2e}")
     print(f"max relative difference, evaluate vs sympy subs (speedup): {subs_rel:.2e}")
+    # the goal: no slower than the hand-written formula; fail above 1.5x
+    ok = t_eval <= 1.5 * t_numpy and rel <= 1e-12
+    print(f"check (evaluate <= 1.5x numpy, values identical): {'pass' if ok else 'FAIL'}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
