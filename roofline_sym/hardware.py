@@ -25,6 +25,7 @@ from typing import Any, Iterator, Mapping
 
 import sympy
 
+from . import sources as citations
 from . import symbols as S
 
 try:
@@ -347,24 +348,6 @@ class Dataset:
         )
 
 
-def _source_problem(text: Any, keys: Mapping[str, str]) -> str | None:
-    if not isinstance(text, str) or not text.strip():
-        return "must be a non-empty string"
-    head = text.split(";", 1)[0]
-    unknown = [t.strip() for t in head.split(",")
-               if t.strip() not in keys and t.strip().lower() != "assumed"]
-    if unknown:
-        return (f"cites unknown source key(s) {', '.join(map(repr, unknown))}; "
-                "define them in [sources] or write 'assumed; <reason>'")
-    return None
-
-
-def _expand_source(text: str, keys: Mapping[str, str]) -> str:
-    head, _, rest = text.partition(";")
-    cited = [keys.get(t.strip(), t.strip()) for t in head.split(",")]
-    return "; ".join(cited + ([rest.strip()] if rest.strip() else []))
-
-
 def _parse(data: dict, origin: str, dataset_name: str | None = None) -> Dataset:
     def fail(msg: str) -> HardwareError:
         return HardwareError(f"{origin}: {msg}")
@@ -401,11 +384,11 @@ def _parse(data: dict, origin: str, dataset_name: str | None = None) -> Dataset:
         for toml_field, hw_field in _TOML_FIELDS.items():
             if toml_field not in raw:
                 continue
-            problem = (_source_problem(sources[toml_field], keys)
+            problem = (citations.problem(sources[toml_field], keys)
                        if toml_field in sources else "has no source; add it under [gpu.sources]")
             if problem:
                 raise fail(f"entry {label}, field {toml_field!r}: source {problem}")
-            expanded[hw_field] = _expand_source(sources[toml_field], keys)
+            expanded[hw_field] = citations.expand(sources[toml_field], keys)
         stray = set(sources) - set(raw) - {"name"}
         if stray:
             raise fail(f"entry {label}, field 'sources': source(s) for absent field(s) "

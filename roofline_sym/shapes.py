@@ -32,6 +32,8 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
+from . import sources as citations
+
 __all__ = ["ShapeSet", "shape_set", "list_shape_sets", "grid", "load_shape_sets"]
 
 _KINDS = ("cube", "product", "layers")
@@ -43,8 +45,6 @@ _FIELDS = {
 }
 _COMMON = {"name", "kind", "description", "notes", "sources"}
 _LAYER_FIELDS = {"name", "K", "N", "count", "blocks"}
-# source keys that need no [sources] entry: the reason follows the semicolon
-_SPECIAL_SOURCES = ("assumed", "derived")
 
 
 @dataclass(frozen=True, eq=False)
@@ -307,7 +307,7 @@ def _parse(data: Mapping[str, Any], origin: str) -> dict[str, _Definition]:
         for fld in numeric:
             if fld not in sources:
                 raise fail(f"{label}, field {fld!r}: has no source; add it under [set.sources]")
-            problem = _source_problem(sources[fld], keys)
+            problem = citations.problem(sources[fld], keys)
             if problem:
                 raise fail(f"{label}, field {fld!r}: source {problem}")
         extra = set(sources) - set(numeric)
@@ -369,20 +369,6 @@ def _check(kind: str, raw: Mapping[str, Any]) -> dict[str, float]:
             if fld in lay:
                 _positive(lay[fld], f"{where}, {fld}", strict_type=True)
     return params
-
-
-def _source_problem(text: Any, keys: Mapping[str, str]) -> str | None:
-    if not isinstance(text, str) or not text.strip():
-        return "must be a non-empty string"
-    head = text.split(";", 1)[0]
-    cited = [t.strip() for t in head.split(",")]
-    unknown = [t for t in cited if t not in keys and t.lower() not in _SPECIAL_SOURCES]
-    if unknown:
-        return (f"cites unknown source key(s) {', '.join(map(repr, unknown))}; define them "
-                "in [sources] or write 'assumed; <reason>' / 'derived; <arithmetic>'")
-    if any(t.lower() in _SPECIAL_SOURCES for t in cited) and ";" not in text:
-        return "'assumed' and 'derived' need a reason after a semicolon"
-    return None
 
 
 def _values(spec: Any, label: str = "values") -> np.ndarray:
