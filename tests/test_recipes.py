@@ -1,0 +1,213 @@
+"""Golden cast traffic per recipe and role, derived by hand.
+
+Notation: n = dim0 * dim1 elements; bf16 2 B, fp8 1 B, fp4 1/2 B, e8m0 and
+e4m3 scales 1 B, fp32 scales 4 B.  "fused" drops the first read of an input
+or grad_output cast (the producer's output is still in registers); the weight
+has no producer and never fuses.  Roles: input M x K, weight K x N,
+grad_output M x N.
+"""
+
+import pytest
+import sympy
+from sympy import Rational, ceiling, floor
+
+import roofline_sym as rs
+from roofline_sym.recipes import gemm_dims, list_recipes, recipe, role_dims
+
+M, K, N = rs.M, rs.K, rs.N
+half = Rational(1, 2)
+
+
+def c32(x):
+    return ceiling(x / 32)
+
+
+def c128(x):
+    return ceiling(x / 128)
+
+
+def role_bytes(r, role, fused):
+    d0, d1 = role_dims(r.mode)[role]
+    return sympy.expand(sum(k.bytes(d0, d1, fused and role != "weight")
+                            for k in r.kernels[role]))
+
+
+# (recipe, role) -> (unfused bytes, fused bytes), default table
+DEFAULT_TRAINING = {
+    # tensorwise: amax reads bf16 (2n), a zero-byte reduction, then casts that
+    # read bf16 and write fp8: one cast writing both layouts for activations
+    # (2n + n + n), one cast per layout for the weight (2 x 3n)
+    ("tensorwise", "input"): (6 * M * K, 4 * M * K),
+    ("tensorwise", "weight"): (8 * K * N, 8 * K * N),
+    ("tensorwise", "grad_output"): (6 * M * N, 4 * M * N),
+    # rowwise: cast dim0 + write a bf16 transpose (2n + n + 2n), cast the
+    # transpose (2n + n); fp32 scales: one per row for each layout's GEMM
+    # (M for the dim0 cast, K for the transposed one)
+    ("rowwise", "input"): (8 * M * K + 4 * M + 4 * K, 6 * M * K + 4 * M + 4 * K),
+    # weight: cast (3n), bf16 transpose (2n + 2n), cast (3n); scales N and K
+    ("rowwise", "weight"): (10 * K * N + 4 * N + 4 * K,) * 2,
+    ("rowwise", "grad_output"): (8 * M * N + 4 * M + 4 * N, 6 * M * N + 4 * M + 4 * N),
+    # rowwise_with_gw_hp: activations cast once (3n, fused n) with row scales;
+    # weight cast dim0 (3n + 4N), a scale-only kernel, cast dim1 tensorwise (3n)
+    ("rowwise_with_gw_hp", "input"): (3 * M * K + 4 * M, M * K + 4 * M),
+    ("rowwise_with_gw_hp", "weight"): (6 * K * N + 4 * N,) * 2,
+    ("rowwise_with_gw_hp", "grad_output"): (3 * M * N + 4 * M, M * N + 4 * M),
+    # MXFP8: one cast per layout (3n each, the first fusable); e8m0 scale per
+    # 32 elements along the contraction: M * ceil(K/32) and K * ceil(M/32)
+    ("mxfp8_cublas", "input"): (6 * M * K + M * c32(K) + K * c32(M),
+                                4 * M * K + M * c32(K) + K * c32(M)),
+    ("mxfp8_cublas", "weight"): (6 * K * N + N * c32(K) + K * c32(N),) * 2,
+    ("mxfp8_cublas", "grad_output"): (6 * M * N + M * c32(N) + N * c32(M),
+                                      4 * M * N + M * c32(N) + N * c32(M)),
+    # MXFP4: same with fp4 writes (2n + n/2 per cast)
+    ("mxfp4_cutlass", "input"): (5 * M * K + M * c32(K) + K * c32(M),
+                                 3 * M * K + M * c32(K) + K * c32(M)),
+    ("mxfp4_cutlass", "weight"): (5 * K * N + N * c32(K) + K * c32(N),) * 2,
+    # 32x32 everywhere, any GEMM layout: one cast (3n, fused n), one scale per
+    # 32 x 32 block
+    ("mxfp8_32x32_flexible_gemm_layout", "input"): (3 * M * K + c32(M) * c32(K),
+                                                    M * K + c32(M) * c32(K)),
+    ("mxfp8_32x32_flexible_gemm_layout", "weight"): (3 * K * N + c32(K) * c32(N),) * 2,
+    # 32x32 weight: cast (3n + blocks) then an fp8 transpose (n + n), same scales
+    ("mxfp8_32x32_weight", "weight"): (5 * K * N + c32(K) * c32(N),) * 2,
+    # blockwise: two quantize kernels per role (3n each, lhs fusable); fp32
+    # scales per 1 x 128 (activations) or 128 x 128 (weight) block
+    ("blockwise", "input"): (6 * M * K + 4 * M * c128(K) + 4 * K * c128(M),
+                             4 * M * K + 4 * M * c128(K) + 4 * K * c128(M)),
+    ("blockwise", "weight"): (6 * K * N + 8 * c128(K) * c128(N),) * 2,
+    ("blockwise", "grad_output"): (6 * M * N + 4 * M * c128(N) + 4 * N * c128(M),
+                                   4 * M * N + 4 * M * c128(N) + 4 * N * c128(M)),
+}
+
+
+@pytest.mark.parametrize("key", DEFAULT_TRAINING, ids="-".join)
+def test_default_training_bytes(key):
+    name, role = key
+    r = recipe(name, "training", "default")
+    unfused, fused = DEFAULT_TRAINING[key]
+    assert role_bytes(r, role, False) == sympy.expand(unfused)
+    assert role_bytes(r, role, True) == sympy.expand(fused)
+
+
+# torchao 0.18 prices no scale bytes in training casts (cost-models.md 2.3),
+# except blockwise's fp32 scales as exact n / 128 and n / 128^2
+TORCHAO_TRAINING = {
+    ("tensorwise", "input"): (6 * M * K, 4 * M * K),
+    ("tensorwise", "weight"): (8 * K * N,) * 2,
+    ("rowwise", "input"): (8 * M * K, 6 * M * K),
+    ("rowwise", "weight"): (10 * K * N,) * 2,
+    ("rowwise_with_gw_hp", "input"): (3 * M * K, M * K),
+    ("rowwise_with_gw_hp", "weight"): (6 * K * N,) * 2,
+    ("mxfp8_emulated", "input"): (6 * M * K, 4 * M * K),
+    ("mxfp8_cublas_rceil", "weight"): (6 * K * N,) * 2,
+    ("mxfp4_cutlass", "input"): (5 * M * K, 3 * M * K),
+    ("mxfp4_cutlass", "weight"): (5 * K * N,) * 2,
+    ("mxfp8_32x32_flexible_gemm_layout", "grad_output"): (3 * M * N, M * N),
+    ("mxfp8_32x32_weight", "input"): (6 * M * K, 4 * M * K),
+    ("mxfp8_32x32_weight", "weight"): (5 * K * N,) * 2,
+    # (2n + n + 4n/128) per quantize; the lhs read fuses
+    ("blockwise", "input"): (6 * M * K + M * K / 16, 4 * M * K + M * K / 16),
+    ("blockwise", "weight"): (6 * K * N + K * N / 2048,) * 2,
+}
+
+
+@pytest.mark.parametrize("key", TORCHAO_TRAINING, ids="-".join)
+def test_torchao_training_bytes(key):
+    name, role = key
+    r = recipe(name, "training", "torchao")
+    unfused, fused = TORCHAO_TRAINING[key]
+    assert role_bytes(r, role, False) == sympy.expand(unfused)
+    assert role_bytes(r, role, True) == sympy.expand(fused)
+
+
+# inference: only the activation (M x K) is cast; casts never fuse their read
+INFERENCE = {
+    # (default, torchao)
+    # tensorwise: amax 2n + zero-byte reduction + cast 3n (torchao: no reduction
+    # kernel, same bytes)
+    "tensorwise": (5 * M * K, 5 * M * K),
+    "rowwise": (3 * M * K + 4 * M, 3 * M * K + 4 * M),
+    # e8m0 per 32: ceil in the default, integer division in torchao
+    "mxfp8": (3 * M * K + M * c32(K), 3 * M * K + M * floor(K / 32)),
+    "mxfp4": (5 * M * K / 2 + M * c32(K), 5 * M * K / 2 + M * floor(K / 32)),
+    # dynamic NVFP4: amax 2n + cast (2n + n/2) + e4m3 per 16
+    "nvfp4": (9 * M * K / 2 + M * ceiling(K / 16), 9 * M * K / 2 + M * floor(K / 16)),
+    "nvfp4_static": (5 * M * K / 2 + M * ceiling(K / 16), 5 * M * K / 2 + M * floor(K / 16)),
+}
+
+
+@pytest.mark.parametrize("name", INFERENCE)
+def test_inference_bytes(name):
+    for table, expected in zip(("default", "torchao"), INFERENCE[name]):
+        r = recipe(name, "inference", table)
+        assert role_bytes(r, "input", False) == sympy.expand(expected), table
+
+
+def test_torchao_dynamic_nvfp4_is_one_kernel():
+    # torchao prices amax and cast as one entry: one launch floor, not three
+    assert len(recipe("nvfp4", "inference", "torchao").kernels["input"]) == 1
+    assert len(recipe("nvfp4", "inference", "default").kernels["input"]) == 3
+
+
+def test_gemm_scale_reads_golden():
+    # default: scales at their own size, per operand, along the contraction.
+    # output GEMM (M, K, N): rowwise 4(M + N); MX e8m0 (M + N) ceil(K/32);
+    # NVFP4 e4m3 (M + N) ceil(K/16) + two fp32 global scales (8 B);
+    # blockwise 4 M ceil(K/128) + 4 ceil(N/128) ceil(K/128)
+    def lowp_output_bytes(name, mode="training", preset="default"):
+        m = rs.linear(name, mode=mode, preset=preset)
+        mem = dict(next(t for t in m.terms if t.name == "lowp.gemm.output").pieces)["memory"]
+        from roofline_sym import symbols as S
+
+        return sympy.expand(mem * S.mem_bw() * S.mem_efficiency())
+
+    base = M * K + K * N + 2 * M * N  # fp8 operands + bf16 output
+    assert lowp_output_bytes("rowwise") == sympy.expand(base + 4 * M + 4 * N)
+    assert lowp_output_bytes("mxfp8_cublas") == sympy.expand(base + (M + N) * c32(K))
+    assert lowp_output_bytes("nvfp4", "inference") == sympy.expand(
+        (M * K + K * N) / 2 + 2 * M * N + (M + N) * ceiling(K / 16) + 8)
+    assert lowp_output_bytes("blockwise") == sympy.expand(
+        base + 4 * M * c128(K) + 4 * c128(N) * c128(K))
+    # torchao: floor((MK + KN) / block) scales at the operand's size (fp4: 1/2 B)
+    assert lowp_output_bytes("mxfp8_cublas", preset="torchao") == sympy.expand(
+        base + floor((M * K + K * N) / 32))
+    assert lowp_output_bytes("mxfp4_cutlass", preset="torchao") == sympy.expand(
+        (M * K + K * N) / 2 + 2 * M * N + half * floor((M * K + K * N) / 32))
+    assert lowp_output_bytes("rowwise", preset="torchao") == sympy.expand(base)
+
+
+def test_training_gemm_layouts():
+    # output = input @ weight, grad_input = grad_output @ weight.T,
+    # grad_weight = input.T @ grad_output; k is the contracted dimension
+    assert dict(gemm_dims("training")) == {
+        "output": (M, K, N), "grad_input": (M, N, K), "grad_weight": (K, M, N)}
+    assert recipe("rowwise_with_gw_hp").gemm_format("grad_weight") == "bf16"
+
+
+def test_recipe_names_and_errors():
+    assert list_recipes("training")[:3] == ["tensorwise", "rowwise", "rowwise_with_gw_hp"]
+    assert recipe("mxfp8_anything", "inference").name == "mxfp8_anything"
+    with pytest.raises(ValueError, match="unknown training recipe 'fp6'; valid: tensorwise"):
+        recipe("fp6")
+    with pytest.raises(ValueError, match="unknown mode 'serving'"):
+        rs.linear("tensorwise", mode="serving")
+    with pytest.raises(ValueError, match="unknown preset 'fast'; valid: default, torchao, seed"):
+        rs.linear("tensorwise", preset="fast")
+    with pytest.raises(ValueError, match="training only"):
+        rs.linear("dynamic", mode="inference")
+    with pytest.raises(ValueError, match="seed's dynamic/delayed"):
+        rs.linear("tensorwise", torch_compile_limitations=True)
+    with pytest.raises(ValueError, match="unknown model option"):
+        rs.linear("tensorwise", gemm_model="x")
+    with pytest.raises(ValueError, match="exactly the roles"):
+        rs.linear({"input": "dynamic"}, preset="seed")
+    with pytest.raises(ValueError, match="not one of"):
+        rs.linear({"input": "dynamic", "weight": "static", "grad_output": "dynamic"})
+
+
+def test_expressions_print_exact_numbers():
+    # no long floats anywhere: hardware stays symbolic, bound values are Rationals
+    m = rs.linear("mxfp8_cublas", fuse=True, preset="torchao").on("NVIDIA B200")
+    for expr in m.expressions.values():
+        assert not expr.atoms(sympy.Float)
+    assert "e-" not in str(m.lowp_time) and "." not in str(m.lowp_time)
