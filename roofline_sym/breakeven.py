@@ -378,19 +378,16 @@ class BreakEven:
 
     __repr__ = __str__
 
-    def latex(self) -> str:
-        """LaTeX for display math (inside ``\\[ \\]``); amsmath only."""
-        from .render import latex
+    def latex(self, conditions: bool = True) -> str:
+        """LaTeX for display math (inside ``\\[ \\]``); amsmath only.
 
-        v = latex(self.variable)
-        if self.symbolic:
-            cases = [rf"{latex(self.closed_form)} & \text{{if }} {latex(self.slope)} > 0"
-                     if self.slope is not None else latex(self.closed_form)]
-            return rf"{v}^{{*}} = \begin{{cases}} " + r" \\ ".join(cases) + r" \end{cases}"
-        roots = ", ".join(latex(r) if getattr(r, "is_Rational", False) and r.q < 10**6
-                          else f"{float(r):.6g}" for r in self.roots) or r"\varnothing"
-        faster = self._describe(self._faster).replace("oo", r"\infty").replace(" u ", r" \cup ")
-        return rf"{v}^{{*}} \in \{{{roots}\}}, \quad \text{{faster on }} {faster}"
+        Symbolic: closed form, the sign condition and (``conditions=True``) the
+        regime validity conditions as ``cases``; numeric: the roots with their
+        regimes and the faster / slower intervals.  See ``render.breakeven_latex``.
+        """
+        from .render import breakeven_latex
+
+        return breakeven_latex(self, conditions=conditions)
 
     def _repr_latex_(self) -> str:
         return f"$\\displaystyle {self.latex()}$"

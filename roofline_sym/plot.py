@@ -1,0 +1,641 @@
+r"""Figures for papers: speedup heatmaps, break-even curves, rooflines, regime maps.
+
+matplotlib is an optional extra (``pip install "roofline-sym[plot]"``); it is
+imported inside the functions, never when ``roofline_sym`` is imported.  Every
+function takes a model bound to a GPU (or ``hw=``), returns the matplotlib
+``Figure`` (no pyplot state is touched) and sizes it for one paper column
+(3.5 in wide, fonts of 7-8 pt).  ``save(fig, "fig.pdf")`` writes PNG, SVG or
+PDF by suffix.
+
+* ``speedup_heatmap(model)``: speedup over (M, K = N), log axes, with the
+  break-even curve from the solver (exact roots per K column) drawn on top.
+* ``breakeven_curves(models)``: M*(K = N) of several recipes or GPUs.
+* ``roofline(model, shape)``: arithmetic intensity vs FLOP/s, the bf16 / fp8 /
+  fp4 roofs and the bandwidth slope, each GEMM and cast kernel placed on it.
+* ``regime_map(model)``: which regime the low-precision GEMMs / casts are in.
+* ``plot_cli(kind, models, out_path, **opts)``: one entry point for the CLI.
+
+Shapes: M is the number of rows (tokens), K = N the layer's width; all three
+are counts of elements.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+__all__ = [
+    "speedup_heatmap",
+    "breakeven_curves",
+    "breakeven_curve",
+    "roofline",
+    "regime_map",
+    "save",
+    "plot_cli",
+    "PLOT_KINDS",
+    "COLUMN_WIDTH",
+]
+
+COLUMN_WIDTH = 3.5  # inches: one column of a two-column paper
+PLOT_KINDS = ("heatmap", "curves", "roofline", "regimes")
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+
+_RC = {
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "legend.fontsize": 7,
+    "legend.title_fontsize": 7,
+    "axes.linewidth": 0.6,
+    "lines.linewidth": 1.2,
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "figure.dpi": 100,
+    "savefig.dpi": 300,
+    "pdf.fonttype": 42,  # TrueType, not Type 3: what publishers ask for
+    "ps.fonttype": 42,
+}
+_DTYPE_COLORS = {"bf16": "#1f77b4", "fp16": "#17becf", "fp8": "#d95f02", "fp4": "#1b9e77",
+                 "lowp": "#7570b3"}
+_TIE_COLOR = "0.82"
+_M_LABEL = r"$M$ (rows)"
+_K_LABEL = r"$K = N$ (elements)"
+
+
+def _mpl():
+    try:
+        import matplotlib
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(
+            "plotting needs matplotlib: pip install 'roofline-sym[plot]' "
+            "(or pip install matplotlib)") from None
+    return matplotlib
+
+
+@contextlib.contextmanager
+def _style():
+    mpl = _mpl()
+    with mpl.rc_context(_RC):
+        yield mpl
+
+
+def _new_axes(ax, width: float, height: float):
+    from matplotlib.figure import Figure
+
+    if ax is not None:
+        return ax.figure, ax
+    fig = Figure(figsize=(width, height), layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _bound(model, hw=None):
+    from .linear import Linear
+
+    if not isinstance(model, Linear):
+        raise ValueError(f"expected a model from rs.linear(), got {type(model).__name__}")
+    if hw is not None:
+        if model.hardware is not None:
+            raise ValueError(f"the model is already bound to {model.hardware.name}; "
+                             "pass the unbound model with hw=, or no hw=")
+        return model.on(hw)
+    if model.hardware is None:
+        raise ValueError("plots need numbers: bind a GPU first (model.on('h100')) or "
+                         "pass hw='h100'")
+    return model
+
+
+def _range(value, name: str) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (low, high) of numbers, got {value!r}") from None
+    if not (0 < lo < hi < math.inf):
+        raise ValueError(f"{name} must satisfy 0 < low < high, got {value!r}")
+    return lo, hi
+
+
+def _log_grid(lo: float, hi: float, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` cells on a log axis: (edges, geometric centers)."""
+    edges = np.geomspace(lo, hi, n + 1)
+    return edges, np.sqrt(edges[:-1] * edges[1:])
+
+
+def _pow2_ticks(ax, axis: str, lo: float, hi: float) -> None:
+    """Ticks at powers of two (2^8, 2^10, ...), labelled as plain numbers up to 65536."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    e0, e1 = math.ceil(math.log2(lo) - 1e-9), math.floor(math.log2(hi) + 1e-9)
+    step = max(1, math.ceil((e1 - e0 + 1) / 6))
+    ticks = [2.0 ** e for e in range(e0, e1 + 1, step)]
+
+    def fmt(v, _):
+        if v < 1024:
+            return f"{v:g}"
+        return f"{v / 1024:g}k" if v < 2 ** 20 else f"{v / 2 ** 20:g}M"
+
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_locator(FixedLocator(ticks))
+    target.set_major_formatter(FuncFormatter(fmt))
+    target.set_minor_locator(NullLocator())
+
+
+# -- break-even along K = N ---------------------------------------------------------
+def breakeven_curve(model, ks: Sequence[float], *, n_ratio: float = 1.0, hw=None,
+                    ) -> np.ndarray:
+    """Break-even M* at each K (with N = n_ratio * K), from the exact solver.
+
+    Returns an array ``(len(ks), r)`` of roots (NaN where a column has fewer
+    than ``r`` roots); ``r`` is the largest number of roots in any column.
+
+    >>> import roofline_sym as rs
+    >>> m = rs.linear("tensorwise", fuse=True).on("h100")
+    >>> breakeven_curve(m, [4096, 16384]).round(1)
+    array([[1208.1],
+           [ 844.7]])
+    """
+    from .breakeven import breakeven
+
+    mb = _bound(model, hw)
+    columns = []
+    for k in ks:
+        k = float(k)
+        n = k * n_ratio
+        be = breakeven(mb, solve_for="M", K=_clean(k), N=_clean(n))
+        columns.append([float(v) for v in be.root_values])
+    width = max((len(c) for c in columns), default=0)
+    out = np.full((len(columns), max(width, 1)), np.nan)
+    for i, c in enumerate(columns):
+        out[i, :len(c)] = c
+    return out
+
+
+def _clean(v: float):
+    """A shape value for the solver: an int when integral (short exact rationals)."""
+    r = round(v)
+    return int(r) if abs(v - r) < 1e-9 * max(1.0, abs(v)) else float(f"{v:.6g}")
+
+
+def _draw_breakeven(ax, mb, k_lo: float, k_hi: float, points: int, *, n_ratio: float = 1.0,
+                    label: str | None = "break-even (solver)", **style) -> list:
+    ks = np.unique(np.round(np.geomspace(k_lo, k_hi, points)))
+    roots = breakeven_curve(mb, ks, n_ratio=n_ratio)
+    lines = []
+    for j in range(roots.shape[1]):
+        if np.all(np.isnan(roots[:, j])):
+            continue
+        (line,) = ax.plot(ks, roots[:, j], label=label if j == 0 else None, **style)
+        line.set_gid("breakeven")
+        lines.append(line)
+    return lines
+
+
+def _closed_form_curve(mb, ks: np.ndarray, regime: Mapping[str, str] | None = None,
+                       n_ratio: float = 1.0) -> np.ndarray:
+    """M*(K) from the symbolic closed form in one regime; NaN where it does not hold."""
+    import sympy
+
+    from . import symbols as S
+    from .breakeven import breakeven
+
+    be = breakeven(mb, solve_for="M", regime=regime or {})
+    k = sympy.Dummy("k", positive=True)
+    sub = {S.K: k, S.N: sympy.nsimplify(n_ratio) * k}
+    f = sympy.lambdify([k], be.closed_form.xreplace(sub), modules="numpy")
+    with np.errstate(all="ignore"):
+        m_star = np.asarray(f(ks.astype(float)), dtype=float) * np.ones_like(ks, dtype=float)
+        ok = np.isfinite(m_star) & (m_star > 0)
+        for _, cond in be.conditions:
+            g = sympy.lambdify([S.M, k], cond.lhs.xreplace(sub) - cond.rhs.xreplace(sub),
+                               modules="numpy")
+            ok &= np.asarray(g(np.where(ok, m_star, 1.0), ks.astype(float))) >= -1e-12
+    return np.where(ok, m_star, np.nan)
+
+
+# -- speedup heatmap -----------------------------------------------------------------
+def speedup_heatmap(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768),
+                    resolution: int = 96, breakeven: bool = True, closed_form: bool = False,
+                    points: int = 48, cmap: str = "RdBu", ax=None, title: str | None = None,
+                    width: float = COLUMN_WIDTH, height: float = 2.7):
+    """Speedup (bf16 time / low-precision time) over M and K = N, log axes.
+
+    The break-even curve (speedup = 1) is drawn from the piecewise solver, one
+    exact solve per K column (``points`` columns), not traced from the image.
+    ``closed_form=True`` adds the symbolic closed form M*(K) of the default
+    regime (compute-bound GEMMs, bandwidth-bound casts), dashed, where its
+    regime conditions hold.  Returns the Figure.
+    """
+    mb = _bound(model, hw)
+    m_lo, m_hi = _range(m_range, "m_range")
+    k_lo, k_hi = _range(k_range, "k_range")
+    with _style():
+        from matplotlib import colormaps
+        from matplotlib.colors import TwoSlopeNorm
+        from matplotlib.patches import Patch
+
+        fig, ax = _new_axes(ax, width, height)
+        m_edges, ms = _log_grid(m_lo, m_hi, resolution)
+        k_edges, ks = _log_grid(k_lo, k_hi, resolution)
+        kk, mm = np.meshgrid(ks, ms)
+        speedup = mb.evaluate(M=mm, K=kk, N=kk)["speedup"]
+        lo, hi = float(np.nanmin(speedup)), float(np.nanmax(speedup))
+        norm = TwoSlopeNorm(vcenter=1.0, vmin=min(lo, 0.999), vmax=max(hi, 1.001))
+        # exact ties (both sides at the launch floor) are not "slightly faster": gray
+        tie = np.abs(speedup - 1.0) <= 1e-12
+        colors = colormaps[cmap].with_extremes(bad=_TIE_COLOR)
+        mesh = ax.pcolormesh(k_edges, m_edges, np.ma.masked_where(tie, speedup),
+                             cmap=colors, norm=norm, shading="flat", rasterized=True)
+        mesh.set_gid("speedup")
+        cbar = fig.colorbar(mesh, ax=ax, pad=0.02)
+        cbar.set_label(r"speedup $T_{\mathrm{bf16}} / T_{\mathrm{lowp}}$ ($\times$)")
+        cbar.ax.axhline(1.0, color="k", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        if breakeven:
+            _draw_breakeven(ax, mb, k_lo, k_hi, points, color="k", lw=1.3)
+        if closed_form:
+            kc = np.geomspace(k_lo, k_hi, 4 * points)
+            (line,) = ax.plot(kc, _closed_form_curve(mb, kc), color="#ffd92f", lw=1.1,
+                              ls=(0, (3, 2)), label="closed form (one regime)")
+            line.set_gid("closed_form")
+        ax.set_xlim(k_lo, k_hi)
+        ax.set_ylim(m_lo, m_hi)
+        _pow2_ticks(ax, "x", k_lo, k_hi)
+        _pow2_ticks(ax, "y", m_lo, m_hi)
+        ax.set_xlabel(_K_LABEL)
+        ax.set_ylabel(_M_LABEL)
+        ax.set_title(title if title is not None else _describe(mb))
+        handles = ax.get_legend_handles_labels()[0]
+        if tie.any():
+            handles.append(Patch(facecolor=_TIE_COLOR, edgecolor="0.3", lw=0.4,
+                                 label="equal (both launch-bound)"))
+        if handles:
+            ax.legend(handles=handles, loc="best", frameon=True, framealpha=0.85,
+                      borderpad=0.3, handlelength=1.6)
+    return fig
+
+
+def _describe(mb) -> str:
+    return f"{mb.recipe.name} ({mb.mode}), {mb.hardware.name}"
+
+
+# -- break-even curves --------------------------------------------------------------
+def _labelled(models) -> list[tuple[str, Any]]:
+    from .linear import Linear
+
+    if isinstance(models, Linear):
+        models = [models]
+    if isinstance(models, Mapping):
+        items = [(str(k), v) for k, v in models.items()]
+    else:
+        items = list(models)
+        if not items:
+            raise ValueError("no models to plot")
+        gpus = {m.hardware.name if getattr(m, "hardware", None) else None for m in items}
+        names = [m.recipe.name if isinstance(m, Linear) else repr(m) for m in items]
+        if len(gpus) > 1:
+            names = [f"{n}, {m.hardware.name if m.hardware else '?'}"
+                     for n, m in zip(names, items)]
+        items = list(zip(names, items))
+    if not items:
+        raise ValueError("no models to plot")
+    return items
+
+
+def breakeven_curves(models, *, hw=None, k_range=(256, 65536), points: int = 48,
+                     n_ratio: float = 1.0, m_max: float = 2 ** 20, ax=None,
+                     title: str | None = None, width: float = COLUMN_WIDTH,
+                     height: float = 2.5):
+    """Break-even M*(K) per model (recipe or GPU), K = N on a log axis.
+
+    ``models``: a list of bound models (labelled by recipe, plus the GPU when
+    they differ) or a mapping ``{label: model}``; ``hw`` binds unbound ones.
+    Low precision is faster above a curve (where the solver says so).  A model
+    that never breaks even in the range is listed in the legend as such.
+    Returns the Figure.
+    """
+    items = [(label, _bound(m, hw)) for label, m in _labelled(models)]
+    k_lo, k_hi = _range(k_range, "k_range")
+    with _style():
+        fig, ax = _new_axes(ax, width, height)
+        ks = np.unique(np.round(np.geomspace(k_lo, k_hi, points)))
+        y_lo, y_hi = math.inf, 0.0
+        for i, (label, mb) in enumerate(items):
+            roots = breakeven_curve(mb, ks, n_ratio=n_ratio)
+            color = f"C{i % 10}"
+            shown = np.where(roots <= m_max, roots, np.nan)
+            if np.all(np.isnan(shown)):
+                ax.plot([], [], color=color, ls=":", label=f"{label} (no break-even)")
+                continue
+            for j in range(roots.shape[1]):
+                (line,) = ax.plot(ks, shown[:, j], color=color, label=label if j == 0 else None,
+                                  marker="o" if len(ks) <= 12 else None, ms=3)
+                line.set_gid("breakeven")
+            y_lo = min(y_lo, float(np.nanmin(shown)))
+            y_hi = max(y_hi, float(np.nanmax(shown)))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(k_lo, k_hi)
+        if y_hi > 0:
+            ax.set_ylim(2 ** math.floor(math.log2(y_lo)), 2 ** math.ceil(math.log2(y_hi)))
+        _pow2_ticks(ax, "x", k_lo, k_hi)
+        lo, hi = ax.get_ylim()
+        _pow2_ticks(ax, "y", lo, hi)
+        ax.set_xlabel(_K_LABEL if n_ratio == 1 else rf"$K$ (elements), $N = {n_ratio:g}K$")
+        ax.set_ylabel(r"break-even $M^{*}$ (rows)")
+        ax.grid(True, which="major", lw=0.4, alpha=0.4)
+        if title is None:
+            hws = {mb.hardware.name for _, mb in items}
+            title = ("break-even, " + next(iter(hws))) if len(hws) == 1 else "break-even"
+            title += "; low precision faster above"
+        ax.set_title(title)
+        ax.legend(loc="upper right", frameon=False, handlelength=1.6)
+    return fig
+
+
+# -- roofline ---------------------------------------------------------------------------
+def _kernel_points(mb, shape: tuple[float, float, float]) -> list[dict]:
+    """Each GEMM and cast of a bound model at a shape: FLOPs (or ops), bytes, seconds."""
+    import sympy
+
+    from . import symbols as S
+    from .formats import element
+    from .gemm import Gemm
+    from .recipes import gemm_dims, role_dims
+
+    values = dict(zip(S.SHAPE_SYMBOLS, (sympy.Float(v) for v in shape)))
+    h = mb.hardware
+    rate = float(h.mem_bw) * float(h.mem_efficiency if h.mem_efficiency is not None else 1)
+    times = mb.evaluate_terms(*shape)
+    dims, roles = gemm_dims(mb.mode), role_dims(mb.mode)
+    out = []
+    for term in mb.terms:
+        side, kind, *rest = term.name.split(".")
+        pieces = dict(term.pieces)
+        seconds = float(np.asarray(times[term.name][0]))
+        if kind == "gemm":
+            gemm = rest[0]
+            m, k, n = (float(d.xreplace(values)) for d in dims[gemm])
+            fmt = "bf16" if side == "baseline" else mb.recipe.gemm_format(gemm)
+            dtype = element(fmt).compute
+            flops = 2 * m * k * n
+            if "memory" in pieces:
+                nbytes = float(pieces["memory"].xreplace(values)) * rate
+            else:  # compute-only GEMM model: operands and output, no scales
+                nbytes = float(Gemm(gemm, m, k, n, fmt).bytes)
+            out.append(dict(name=term.name, kind="gemm", gemm=gemm, dtype=dtype,
+                            ops=flops, bytes=nbytes, seconds=seconds))
+        else:
+            role = rest[0]
+            nbytes = float(pieces["memory"].xreplace(values)) * rate if "memory" in pieces else 0.0
+            d0, d1 = roles.get(role, (S.M, S.K))
+            ops = float((d0 * d1).xreplace(values))  # one op per element
+            out.append(dict(name=term.name, kind=kind, gemm=None, dtype=None,
+                            ops=ops, bytes=nbytes, seconds=seconds))
+    return out
+
+
+def roofline(model, shape=(8192, 8192, 8192), *, hw=None, ax=None, title: str | None = None,
+             width: float = COLUMN_WIDTH, height: float = 2.6):
+    """A roofline chart with the model's kernels placed on it at ``shape`` (M, K, N).
+
+    x: arithmetic intensity (FLOP/byte); y: performance (TFLOP/s).  Lines: the
+    achievable compute roofs of bf16 / fp8 / fp4 (peak x GEMM efficiency, for
+    the dtypes the GPU has) under the achievable bandwidth slope (BW x
+    eta_mem).  Points: each GEMM at (2mkn / bytes, 2mkn / modelled time), colored
+    by dtype; each cast kernel at (elements / bytes, elements / time), counting
+    one op per element.  Kernels that move no bytes (pure launch) have no
+    intensity and are counted in the legend instead.  Returns the Figure.
+    """
+    mb = _bound(model, hw)
+    try:
+        shape = tuple(float(v) for v in shape)
+    except (TypeError, ValueError):
+        raise ValueError(f"shape must be (M, K, N) numbers, got {shape!r}") from None
+    if len(shape) != 3 or not all(math.isfinite(v) and v > 0 for v in shape):
+        raise ValueError(f"shape must be three positive numbers (M, K, N), got {shape!r}")
+    h = mb.hardware
+    bw = float(h.mem_bw) * float(h.mem_efficiency if h.mem_efficiency is not None else 1)
+    points = _kernel_points(mb, shape)
+    with _style():
+        from matplotlib.lines import Line2D
+
+        fig, ax = _new_axes(ax, width, height)
+        placed = [p for p in points if p["bytes"] > 0 and p["seconds"] > 0]
+        ais = [p["ops"] / p["bytes"] for p in placed]
+        x_lo = 10 ** math.floor(math.log10(min(ais + [1.0])) - 0.3)
+        x_hi = 10 ** math.ceil(math.log10(max(ais + [1e3])) + 0.3)
+        x = np.geomspace(x_lo, x_hi, 400)
+        dtypes = [d for d in ("bf16", "fp8", "fp4") if h.supports(d)]
+        roofs = []
+        for d in reversed(dtypes):
+            peak = float(h.peak_flops[d]) * float(h.gemm_efficiency.get(d, 1))
+            (line,) = ax.plot(x, np.minimum(peak, x * bw) / 1e12, color=_DTYPE_COLORS[d],
+                              lw=1.2, label=f"{d} roof: {peak / 1e12:.0f} TFLOP/s")
+            line.set_gid(f"roof_{d}")
+            roofs.append(line)
+        (slope,) = ax.plot(x, x * bw / 1e12, color="0.4", lw=0.8, ls=(0, (4, 2)),
+                           label=f"bandwidth {bw / 1e12:.2f} TB/s", zorder=1)
+        slope.set_gid("bandwidth")
+        markers = {"output": "o", "grad_input": "s", "grad_weight": "D"}
+        for p in placed:
+            ai, perf = p["ops"] / p["bytes"], p["ops"] / p["seconds"] / 1e12
+            if p["kind"] == "gemm":
+                ax.plot(ai, perf, ls="none", marker=markers.get(p["gemm"], "o"), ms=4.5,
+                        mfc=_DTYPE_COLORS.get(p["dtype"], "k"), mec="k", mew=0.5,
+                        gid=p["name"], zorder=3)
+            else:
+                ax.plot(ai, perf, ls="none", marker="^" if p["kind"] == "cast" else "v",
+                        ms=4.5, mfc="white", mec="k", mew=0.7, gid=p["name"], zorder=3)
+        launch_only = sum(1 for p in points if p["bytes"] <= 0)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(x_lo, x_hi)
+        top = max(float(h.peak_flops[d]) for d in dtypes) / 1e12
+        ax.set_ylim(top / 1e4, top * 2.5)
+        ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+        ax.set_ylabel("performance (TFLOP/s)")
+        ax.grid(True, which="major", lw=0.4, alpha=0.4)
+        m, k, n = (f"{v:g}" for v in shape)
+        ax.set_title(title if title is not None else
+                     f"{mb.recipe.name}, {h.name}\n$M = {m}$, $K = {k}$, $N = {n}$")
+        kinds = [Line2D([], [], ls="none", marker=mk, mfc="0.75", mec="k", mew=0.5, ms=4.5,
+                        label=f"GEMM {g.replace('_', ' ')}")
+                 for g, mk in markers.items() if any(p["gemm"] == g for p in placed)]
+        cast_label = "cast (1 op/element)"
+        if launch_only:
+            cast_label += f"; +{launch_only} launch-only"
+        if any(p["kind"] == "cast" for p in placed) or launch_only:
+            kinds.append(Line2D([], [], ls="none", marker="^", mfc="white", mec="k", mew=0.7,
+                                ms=4.5, label=cast_label))
+        if any(p["kind"] == "activation" for p in placed):
+            kinds.append(Line2D([], [], ls="none", marker="v", mfc="white", mec="k", mew=0.7,
+                                ms=4.5, label="bf16 activation (1 op/element)"))
+        # rooflines leave the upper left empty: the roofs' legend goes there
+        first = ax.legend(handles=roofs + [slope], loc="upper left", frameon=False,
+                          handlelength=1.4, borderpad=0.3, labelspacing=0.25,
+                          title=r"achievable (peak $\times$ efficiency)", alignment="left")
+        ax.add_artist(first)
+        ax.legend(handles=kinds, loc="lower right", frameon=True, framealpha=0.9,
+                  handlelength=1.4, borderpad=0.3, labelspacing=0.25)
+    return fig
+
+
+# -- regime map ------------------------------------------------------------------------
+_REGIME_ORDER = ("compute", "memory", "launch")
+_GEMM_HUES = {"compute": "Blues", "memory": "Oranges", "launch": "Greys",
+              "compute+memory": "Purples", "memory+launch": "Greens",
+              "compute+launch": "PuRd", "compute+memory+launch": "YlOrBr"}
+_ABBREV = {"compute": "C", "memory": "M", "launch": "L"}
+
+
+def _abbrev(state: str) -> str:
+    return "+".join(_ABBREV[r] for r in state.split("+")) if state else "-"
+
+
+def _state(labels: list[np.ndarray]) -> np.ndarray:
+    """Per cell, the set of regimes among several terms, as ``compute+memory``."""
+    if not labels:
+        return np.array("")
+    stack = np.stack(labels)
+    out = np.full(stack.shape[1:], "", dtype=object)
+    for r in _REGIME_ORDER:
+        has = np.any(stack == r, axis=0)
+        out = np.where(has, np.where(out == "", r, out + "+" + r), out)
+    return out
+
+
+def _category_color(gemm: str, cast: str):
+    from matplotlib import colormaps
+
+    cmap = colormaps[_GEMM_HUES.get(gemm, "Purples")]
+    shade = {"memory": 0.75, "memory+launch": 0.55, "launch": 0.32, "": 0.6}.get(cast, 0.45)
+    return cmap(shade)
+
+
+def regime_map(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768),
+               resolution: int = 96, side: str = "lowp", breakeven: bool = True,
+               points: int = 48, ax=None, title: str | None = None,
+               width: float = COLUMN_WIDTH, height: float = 3.4):
+    """For each (M, K = N) cell, the regime of the GEMMs / casts (categorical image).
+
+    ``side="lowp"`` (default) maps the low-precision GEMMs and casts;
+    ``"baseline"`` the bf16 GEMMs.  Kernels that move no bytes are always at
+    the launch floor and are left out.  The break-even curve is drawn on top.
+    Returns the Figure.
+    """
+    if side not in ("lowp", "baseline"):
+        raise ValueError(f"side must be 'lowp' or 'baseline', not {side!r}")
+    mb = _bound(model, hw)
+    m_lo, m_hi = _range(m_range, "m_range")
+    k_lo, k_hi = _range(k_range, "k_range")
+    with _style():
+        from matplotlib.colors import BoundaryNorm, ListedColormap
+        from matplotlib.patches import Patch
+
+        fig, ax = _new_axes(ax, width, height)
+        m_edges, ms = _log_grid(m_lo, m_hi, resolution)
+        k_edges, ks = _log_grid(k_lo, k_hi, resolution)
+        kk, mm = np.meshgrid(ks, ms)
+        terms = mb.evaluate_terms(mm, kk, kk)
+        varying = {t.name for t in mb.terms if len(t.pieces) > 1 and t.side == side}
+        gemm = _state([terms[n][1] for n in varying if ".gemm." in n])
+        cast = _state([terms[n][1] for n in varying if ".gemm." not in n])
+        gemm = np.broadcast_to(gemm, mm.shape)
+        cast = np.broadcast_to(cast, mm.shape)
+
+        def rank(s: str) -> tuple:
+            return tuple(_REGIME_ORDER.index(r) for r in s.split("+")) if s else (9,)
+
+        cats = sorted({(g, c) for g, c in zip(gemm.ravel(), cast.ravel())},
+                      key=lambda gc: (rank(gc[0]), rank(gc[1])))
+        index = {gc: i for i, gc in enumerate(cats)}
+        codes = np.vectorize(lambda g, c: index[(g, c)], otypes=[int])(gemm, cast)
+        colors = [_category_color(g, c) for g, c in cats]
+        cmap = ListedColormap(colors)
+        norm = BoundaryNorm(np.arange(len(cats) + 1) - 0.5, len(cats))
+        mesh = ax.pcolormesh(k_edges, m_edges, codes, cmap=cmap, norm=norm, shading="flat",
+                             rasterized=True)
+        mesh.set_gid("regimes")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        if breakeven and side == "lowp":
+            _draw_breakeven(ax, mb, k_lo, k_hi, points, color="k", lw=1.2, label=None)
+        ax.set_xlim(k_lo, k_hi)
+        ax.set_ylim(m_lo, m_hi)
+        _pow2_ticks(ax, "x", k_lo, k_hi)
+        _pow2_ticks(ax, "y", m_lo, m_hi)
+        ax.set_xlabel(_K_LABEL)
+        ax.set_ylabel(_M_LABEL)
+        ax.set_title(title if title is not None else _describe(mb))
+        who = "low-precision" if side == "lowp" else "bf16"
+        has_casts = any(c for _, c in cats)
+        handles = [Patch(facecolor=col, edgecolor="0.3", lw=0.4,
+                         label=f"{_abbrev(g)} / {_abbrev(c)}" if has_casts else _abbrev(g))
+                   for (g, c), col in zip(cats, colors)]
+        if breakeven and side == "lowp":
+            from matplotlib.lines import Line2D
+
+            handles.append(Line2D([], [], color="k", lw=1.2, label="break-even"))
+        fig.legend(handles=handles, loc="outside lower center", ncol=4, frameon=False,
+                   title=f"{who} GEMMs{' / casts' if has_casts else ''}: "
+                         "C compute, M memory, L launch-bound",
+                   handlelength=1.2, handletextpad=0.4, columnspacing=0.9)
+        mesh.categories = cats  # for tests and callers: code -> (gemm, cast) regimes
+    return fig
+
+
+# -- output -------------------------------------------------------------------------------
+def save(fig, path, *, dpi: int = 300) -> Path:
+    """Write ``fig`` to ``path``; the format comes from the suffix (.png, .svg, .pdf)."""
+    path = Path(path)
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"cannot tell the format of {str(path)!r}: use a .png, .svg or "
+                         ".pdf file name")
+    with _style():
+        fig.savefig(path, format=fmt, dpi=dpi)
+    return path
+
+
+def plot_cli(kind: str, models, out_path, **opts) -> Path:
+    """Draw one kind of figure and save it: the entry point of ``roofline-sym plot``.
+
+    ``kind``: ``heatmap``, ``curves``, ``roofline`` or ``regimes``.
+    ``models``: bound models (``rs.linear(...).on(gpu)``); ``curves`` takes
+    any number (one curve each), the others exactly one.  ``out_path``: a
+    .png, .svg or .pdf file.  ``opts``: keyword options of the plotting
+    function (``m_range``, ``k_range``, ``shape``, ``resolution``, ...); None
+    values are dropped so the CLI can pass its defaults through.  Errors are
+    ``ValueError`` with one line of text (``ModuleNotFoundError`` when
+    matplotlib is missing).  Returns the path written.
+    """
+    from .linear import Linear
+
+    funcs = {"heatmap": speedup_heatmap, "curves": breakeven_curves, "roofline": roofline,
+             "regimes": regime_map}
+    if kind not in funcs:
+        raise ValueError(f"unknown plot kind {kind!r}; choose from {', '.join(PLOT_KINDS)}")
+    path = Path(out_path)
+    if path.suffix.lower() not in FORMATS:
+        raise ValueError(f"output {str(path)!r}: use a .png, .svg or .pdf file name")
+    _mpl()
+    opts = {k: v for k, v in opts.items() if v is not None}
+    if isinstance(models, Linear):
+        models = [models]
+    models = list(models.values()) if isinstance(models, Mapping) and kind != "curves" \
+        else models
+    if kind == "curves":
+        fig = breakeven_curves(models, **opts)
+    else:
+        models = list(models)
+        if len(models) != 1:
+            raise ValueError(f"plot {kind!r} draws one model (one recipe on one GPU); "
+                             f"got {len(models)}")
+        fig = funcs[kind](models[0], **opts)
+    return save(fig, path)

@@ -1,0 +1,226 @@
+"""Plots render under Agg to PNG, SVG and PDF with the expected artists, log axes,
+labelled units and paper-sized fonts; the break-even curve comes from the solver."""
+
+import subprocess
+import sys
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+mpl = pytest.importorskip("matplotlib")
+mpl.use("Agg")
+
+from matplotlib.collections import QuadMesh  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+import roofline_sym as rs  # noqa: E402
+from roofline_sym import plot as P  # noqa: E402
+
+FAST = dict(resolution=24, points=10)  # small grids: the tests check structure
+
+
+@lru_cache(maxsize=None)
+def model(recipe="tensorwise", gpu="h100", mode="training"):
+    return rs.linear(recipe, mode=mode, fuse=True).on(gpu)
+
+
+def _lines(ax, gid):
+    return [ln for ln in ax.get_lines() if ln.get_gid() == gid]
+
+
+def _check_text(fig):
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    assert texts
+    assert min(t.get_fontsize() for t in texts) >= 7
+    assert fig.get_figwidth() == pytest.approx(P.COLUMN_WIDTH)
+
+
+def _check_files(fig, tmp_path, stem):
+    magic = {"png": b"\x89PNG", "svg": b"<?xml", "pdf": b"%PDF"}
+    for fmt, head in magic.items():
+        path = P.save(fig, tmp_path / f"{stem}.{fmt}")
+        data = path.read_bytes()
+        assert data.startswith(head), fmt
+        if fmt == "svg":
+            assert b"<svg" in data
+    from PIL import Image
+
+    with Image.open(tmp_path / f"{stem}.png") as im:  # 300 dpi, one column wide
+        assert im.size[0] == pytest.approx(P.COLUMN_WIDTH * 300, abs=2)
+
+
+def test_heatmap(tmp_path):
+    m = model()
+    fig = P.speedup_heatmap(m, closed_form=True, **FAST)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    assert "(elements)" in ax.get_xlabel() and "(rows)" in ax.get_ylabel()
+    mesh = [c for c in ax.collections if isinstance(c, QuadMesh)]
+    assert len(mesh) == 1 and mesh[0].get_array().shape == (24, 24)
+    cbar = fig.axes[1]
+    assert "speedup" in cbar.get_ylabel() and r"\times" in cbar.get_ylabel()
+    # the break-even curve is the solver's: speedup is 1 on it
+    (curve,) = _lines(ax, "breakeven")
+    ks, ms = curve.get_data()
+    assert len(ks) == 10 and np.all(np.isfinite(ms[ks >= 2048]))
+    ok = np.isfinite(ms)
+    sp = m.evaluate(M=ms[ok], K=ks[ok], N=ks[ok])["speedup"]
+    np.testing.assert_allclose(sp, 1.0, rtol=1e-9)
+    # the closed form, where its regime holds, lies on the same curve
+    (closed,) = _lines(ax, "closed_form")
+    kc, mc = closed.get_data()
+    fine = np.isfinite(mc)
+    assert fine.sum() > 10
+    sp = m.evaluate(M=mc[fine], K=kc[fine], N=kc[fine])["speedup"]
+    np.testing.assert_allclose(sp, 1.0, rtol=1e-9)
+    _check_text(fig)
+    _check_files(fig, tmp_path, "heatmap")
+
+
+def test_breakeven_curves(tmp_path):
+    models = {r: model(r, "b200") for r in ("tensorwise", "mxfp8_cublas", "mxfp4_cutlass")}
+    models["never"] = model("mxfp8_cublas", "b200", mode="inference")
+    fig = P.breakeven_curves(models, points=12, k_range=(64, 65536))
+    ax = fig.axes[0]
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    assert "(elements)" in ax.get_xlabel() and "(rows)" in ax.get_ylabel()
+    curves = _lines(ax, "breakeven")
+    assert len(curves) >= 3
+    for line in curves[:3]:
+        ks, ms = line.get_data()
+        label = line.get_label()
+        ok = np.isfinite(ms)
+        sp = models[label].evaluate(M=ms[ok], K=ks[ok], N=ks[ok])["speedup"]
+        # block-scaled recipes: the solver takes ceil(K/32) = K/32 (block-aligned)
+        np.testing.assert_allclose(sp, 1.0, rtol=1e-9 if label == "tensorwise" else 1e-4)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[:3] == ["tensorwise", "mxfp8_cublas", "mxfp4_cutlass"]
+    _check_text(fig)
+    _check_files(fig, tmp_path, "curves")
+
+
+def test_curves_label_gpus_when_they_differ():
+    fig = P.breakeven_curves([model("tensorwise", "h100"), model("tensorwise", "b200")],
+                             points=6)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["tensorwise, H100 SXM", "tensorwise, B200 (HGX)"]
+
+
+def test_roofline(tmp_path):
+    m = model("mxfp8_cublas", "b200")
+    fig = P.roofline(m, shape=(4096, 8192, 8192))
+    ax = fig.axes[0]
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    assert "FLOP/byte" in ax.get_xlabel() and "TFLOP/s" in ax.get_ylabel()
+    for gid in ("roof_bf16", "roof_fp8", "roof_fp4", "bandwidth"):
+        assert len(_lines(ax, gid)) == 1, gid
+    # every GEMM and every cast that moves bytes is a point
+    names = {ln.get_gid() for ln in ax.get_lines()}
+    gemms = [t.name for t in m.terms if ".gemm." in t.name]
+    assert set(gemms) <= names
+    assert {t.name for t in m.terms if ".cast." in t.name} <= names
+    # compute-bound GEMMs sit on their roof: 2MKN / time = peak x efficiency
+    (fp8,) = [ln for ln in ax.get_lines() if ln.get_gid() == "lowp.gemm.output"]
+    hw = m.hardware
+    roof = float(hw.peak_flops["fp8"] * hw.gemm_efficiency["fp8"]) / 1e12
+    assert fp8.get_ydata()[0] == pytest.approx(roof, rel=1e-9)
+    _check_text(fig)
+    _check_files(fig, tmp_path, "roofline")
+
+
+def test_roofline_counts_launch_only_kernels():
+    fig = P.roofline(rs.linear("tensorwise").on("h100"), shape=(256, 1024, 4096))
+    legends = [t.get_text() for lg in fig.axes[0].findobj(mpl.legend.Legend)
+               for t in lg.get_texts()]
+    assert any("launch-only" in t for t in legends)
+
+
+def test_regime_map(tmp_path):
+    m = model()
+    fig = P.regime_map(m, **FAST)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
+    cats = mesh.categories
+    codes = np.asarray(mesh.get_array()).reshape(24, 24)
+    # top right: large shapes, GEMMs compute-bound, casts bandwidth-bound
+    assert cats[codes[-1, -1]] == ("compute", "memory")
+    # bottom left: everything at the launch floor
+    assert cats[codes[0, 0]] == ("launch", "launch")
+    assert len(_lines(ax, "breakeven")) == 1
+    assert len(fig.legends[0].get_texts()) == len(cats) + 1
+    _check_text(fig)
+    _check_files(fig, tmp_path, "regimes")
+
+
+@pytest.mark.parametrize("kind", P.PLOT_KINDS)
+def test_plot_cli_writes_each_kind(kind, tmp_path):
+    opts = {"heatmap": FAST, "regimes": FAST, "curves": {"points": 6},
+            "roofline": {"shape": (2048, 4096, 4096)}}[kind]
+    out = P.plot_cli(kind, [model()], tmp_path / f"{kind}.svg", **opts, title=None)
+    assert out.exists() and out.read_bytes().startswith(b"<?xml")
+
+
+@pytest.mark.parametrize("args, message", [
+    (("pie", None, "a.png"), "unknown plot kind"),
+    (("heatmap", None, "a.jpg"), "use a .png, .svg or .pdf"),
+    (("heatmap", [rs.linear("tensorwise")], "a.png"), "bind a GPU"),
+    (("roofline", "models2", "a.png"), "draws one model"),
+])
+def test_plot_cli_errors(args, message, tmp_path):
+    kind, models, name = args
+    if models == "models2":
+        models = [model(), model("rowwise")]
+    with pytest.raises(ValueError, match=message):
+        P.plot_cli(kind, models, tmp_path / name)
+
+
+def test_save_rejects_unknown_suffix(tmp_path):
+    fig = P.roofline(model(), shape=(1024, 1024, 1024))
+    with pytest.raises(ValueError, match="png, .svg or .pdf"):
+        P.save(fig, tmp_path / "x.eps")
+
+
+def test_draws_into_a_given_axes():
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 2.5))
+    a, b = fig.subplots(1, 2)
+    assert P.breakeven_curves([model()], points=5, ax=a) is fig
+    assert P.roofline(model(), shape=(512, 512, 512), ax=b) is fig
+
+
+def test_import_does_not_load_matplotlib():
+    code = ("import sys, roofline_sym, roofline_sym.plot, roofline_sym.render;"
+            "print('matplotlib' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "False"
+
+
+def test_heatmap_marks_exact_ties():
+    m = rs.linear("nvfp4", mode="inference", fuse=True, preset="torchao").on("NVIDIA B200")
+    fig = P.speedup_heatmap(m, k_range=(64, 32768), **FAST)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "equal (both launch-bound)" in labels
+
+
+def test_regime_map_of_the_bf16_side_has_no_casts():
+    fig = P.regime_map(model(), side="baseline", **FAST)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert set(labels) <= {"C", "M", "L"} and "C" in labels
+
+
+def test_docs_examples_run(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from latex_util import doc_blocks
+
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    for block in doc_blocks(Path(__file__).parents[1] / "docs" / "render.md"):
+        exec(compile(block, "docs/render.md", "exec"), scope)
+    for name in ("heatmap.pdf", "breakeven.pdf", "roofline.svg", "regimes.png"):
+        assert (tmp_path / name).stat().st_size > 0
