@@ -50,7 +50,7 @@ def main():
             model = rs.linear(recipe, fuse=True)
             for gpu in rs.list_hardware():
                 hw = rs.hardware(gpu)
-                if not all(hw.supports(d) for d in model.dtypes):
+                if model.unsupported_reason(hw):
                     continue
                 bound = model.on(hw)
                 rs.breakeven(bound, along="cube")

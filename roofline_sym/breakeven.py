@@ -219,11 +219,12 @@ class BreakEven:
     conditions: list[tuple[str, sympy.Expr]] = field(default_factory=list)
     difference: sympy.Expr | None = None
     regime_request: Any = None
+    candidates: list[sympy.Expr] = field(default_factory=list)
 
     # -- numeric view ------------------------------------------------------
     @property
     def symbolic(self) -> bool:
-        return self.closed_form is not None or self.method.startswith("symbolic")
+        return self.method.startswith("symbolic")
 
     def _value(self, p: _Point) -> sympy.Expr:
         """A point of the solved axis as a value of the variable (exact)."""
@@ -243,7 +244,7 @@ class BreakEven:
     def roots(self) -> list[sympy.Expr]:
         """Break-even points in increasing order, exact where possible."""
         if self.symbolic:
-            return [] if self.closed_form is None else [self.closed_form]
+            return list(self.candidates)
         return sorted((self._value(p) for p in self._roots), key=float)
 
     @property
@@ -311,22 +312,29 @@ class BreakEven:
                    _exact(v, str(k)) for k, v in values.items()}
         substitution = {k: v.xreplace(mapping) for k, v in self.substitution.items()}
         substitution.update({k: v for k, v in mapping.items() if k not in substitution})
-        result = _solve(self.model, self.variable, substitution, self.regime_request)
+        # a fully numeric model is solved in full; one still symbolic keeps the regime
+        result = _solve(self.model, self.variable, substitution, None)
+        if result.symbolic and self.regime_request is not None:
+            result = _solve(self.model, self.variable, substitution, self.regime_request)
         if not self.symbolic or result.symbolic:
             return result
-        value = self.closed_form.xreplace(mapping)
-        failed = [name for name, cond in self.conditions
-                  if cond.xreplace(mapping).xreplace({self.variable: value}) is sympy.false]
-        if failed or not value.is_number or not value.is_positive:
-            why = ", ".join(failed) if failed else "the closed-form root is not positive"
-            result.method = f"numeric (closed-form regime does not hold: {why})"
-        else:
+        why = "no closed-form root is real and positive"
+        for candidate in self.candidates:
+            value = _real_positive(candidate.xreplace(mapping))
+            if value is None:
+                continue
+            failed = [name for name, cond in self.conditions
+                      if _fails(cond.lhs.xreplace(mapping).xreplace({self.variable: value}))]
+            if failed:
+                why = ", ".join(failed)
+                continue
             result.method = (f"closed form ({self.variable}* = {float(value):.6g}; regime "
                              "conditions hold), backed by the full piecewise solve")
-            exact = [p for p in result._roots
-                     if abs(float(self._value(p)) - float(value)) <= 1e-9 * float(value)]
-            if not exact:
+            if not any(abs(float(self._value(p)) - float(value)) <= 1e-9 * float(value)
+                       for p in result._roots):
                 result.method += " [closed form not among the full roots]"
+            return result
+        result.method = f"numeric (closed-form regime does not hold: {why})"
         return result
 
     # -- display ---------------------------------------------------------------
@@ -352,9 +360,13 @@ class BreakEven:
         if self.aligned:
             lines.append("  block-scale floors solved on block-aligned shapes")
         if self.symbolic:
-            lines.append(f"  {v}* = {self.closed_form}")
+            if self.closed_form is not None:
+                lines.append(f"  {v}* = {self.closed_form}")
+            else:
+                lines.append(f"  {len(self.candidates)} candidate roots (a cubic); see .roots")
             if self.slope is not None:
-                lines.append(f"  low precision faster iff a > 0 and {v} > {v}*, a = {self.slope}")
+                lines.append(f"  low precision faster iff a > 0 and {v} > {v}*, or a < 0 and "
+                             f"{v} < {v}*; a = {self.slope}")
             lines.append(f"  regime: {self._summary(self.regime_choice)}")
             lines.append(f"  conditions: {len(self.conditions)} (see .conditions)")
             return "\n".join(lines)
@@ -531,29 +543,33 @@ def _solve_symbolic(model, var, substitution, pieces, aligned, regime) -> BreakE
     base = sympy.Add(*(chosen_expr[t.name] for t, _ in pieces if t.side == "baseline"))
     lowp = sympy.Add(*(chosen_expr[t.name] for t, _ in pieces if t.side == "lowp"))
     diff = base - lowp
-    num, den = sympy.fraction(sympy.together(diff))
-    if den.has(var):
+    expanded = sympy.expand(diff)
+    if any(var in sympy.denom(t).free_symbols for t in sympy.Add.make_args(expanded)):
         # the variable sits in denominators (a hardware rate): solve in 1 / var
-        w = sympy.Dummy("w", positive=True)
-        num, den = sympy.fraction(sympy.together(diff.xreplace({var: 1 / w})))
-        poly_var, back = w, (lambda r: 1 / r)
+        poly_var = sympy.Dummy("w", positive=True)
+        expanded = sympy.expand(expanded.xreplace({var: 1 / poly_var}))
+        back = lambda r: 1 / r  # noqa: E731
     else:
         poly_var, back = var, (lambda r: r)
-    poly = sympy.Poly(sympy.expand(num), poly_var)
-    slope = None
+    poly = sympy.Poly(expanded, poly_var)
+    slope, closed = None, None
     if poly.degree() < 1:
         raise ValueError(f"in the regime solved, the two times do not depend on {var}: "
                          "nothing to solve")
     if poly.degree() == 1:
-        a1, a0 = poly.coeff_monomial(poly_var), poly.coeff_monomial(1)
-        closed = back(sympy.factor_terms(-a0) / sympy.factor_terms(a1))
+        # D = a v + b: keep a and b as sums of rate terms (1/(P eta), 1/(BW eta),
+        # t_launch), the form a paper writes, rather than one expanded fraction
+        a1, a0 = (_tidy(expanded.coeff(poly_var, d)) for d in (1, 0))
+        closed = back(_tidy(-a0) / a1)
+        candidates = [closed]
         if poly_var is var:
-            slope = sympy.factor_terms(a1 / den)
+            slope = a1
     else:
-        roots = sympy.roots(poly, cubics=True, quartics=False)
-        if not roots:
+        # several roots of a cubic; which one is real and positive depends on
+        # the values, so .subs() picks among them
+        candidates = [back(r) for r in sympy.roots(poly, cubics=True, quartics=False)]
+        if not candidates:
             raise ValueError(f"no closed form for a degree-{poly.degree()} break-even in {var}")
-        closed = back(next(iter(roots)))
     for term, ps in pieces:
         for r, e in ps:
             if r != choice[term.name]:
@@ -561,7 +577,38 @@ def _solve_symbolic(model, var, substitution, pieces, aligned, regime) -> BreakE
                                    sympy.Ge(chosen_expr[term.name] - e, 0)))
     return BreakEven(var, model, dict(substitution), "symbolic (closed form in one regime)",
                      aligned, False, closed_form=closed, slope=slope, regime_choice=choice,
-                     conditions=conditions, difference=diff, regime_request=regime)
+                     conditions=conditions, difference=diff, regime_request=regime,
+                     candidates=candidates)
+
+
+def _real_positive(value: sympy.Expr) -> sympy.Expr | None:
+    """A candidate root as a real positive number, or None.
+
+    Cubic roots in radicals may carry canceling imaginary parts (casus
+    irreducibilis), so realness is judged on a 30-digit evaluation.
+    """
+    if not value.is_number:
+        return None
+    if value.is_Rational:
+        return value if value > 0 else None
+    z = complex(sympy.N(value, 30))
+    if abs(z.imag) > 1e-12 * abs(z) or z.real <= 0:
+        return None
+    return sympy.re(sympy.N(value, 30))
+
+
+def _fails(margin: sympy.Expr) -> bool:
+    """A regime condition ``margin >= 0`` is violated (exactly, or beyond the
+    30-digit evaluation's noise for irrational roots)."""
+    if margin.is_Rational:
+        return bool(margin < 0)
+    return float(sympy.N(margin, 30)) < -1e-24
+
+
+def _tidy(expr: sympy.Expr) -> sympy.Expr:
+    """Collect a sum over the memory rate and the launch floor, each part factored."""
+    rates = [1 / (S.mem_bw() * S.mem_efficiency()), S.launch_overhead()]
+    return sympy.collect(expr, rates, func=sympy.factor_terms)
 
 
 def breakeven(model: Linear, solve_for: Any = None, along: Any = None, *,

@@ -305,3 +305,26 @@ def test_fractions_are_exact_helpers():
 
     (p,) = _roots_in((Fraction(-3), Fraction(2)), 0.0, 10.0)
     assert p.exact == Fraction(3, 2)
+
+
+def test_symbolic_cube_candidates_specialise_to_the_numeric_root():
+    # along M = K = N = x the one-regime difference is a cubic in x: the solve
+    # keeps every candidate root and .subs() picks the real positive one whose
+    # regime conditions hold
+    model = rs.linear("tensorwise", mode="training", fuse=True, preset="torchao")
+    hw = rs.hardware("NVIDIA H100", dataset="torchao")
+    sym = rs.breakeven(model, along="cube")
+    assert sym.symbolic and sym.closed_form is None and len(sym.roots) == 3
+    special = sym.subs(hw.parameters)
+    direct = rs.breakeven(model.on(hw), along="cube")
+    assert special.method.startswith("closed form")
+    assert special.roots == direct.roots
+    assert float(direct.roots[0]) == pytest.approx(2334.13, abs=0.01)
+
+
+def test_symbolic_closed_form_reads_as_rates():
+    # M* = (8KN/B + 5L) / (6KN (1/Pb - 1/Pf) - 4 (K + N)/B), kept in that shape
+    sym = rs.breakeven(rs.linear("tensorwise", fuse=True, preset="torchao"), solve_for="M")
+    text = str(sym.closed_form)
+    assert "(K + N)" in text and "5*t_launch" in text
+    assert "or a < 0" in str(sym)
