@@ -23,7 +23,7 @@ from .recipes import MODES, list_recipes as _list_recipes
 from .shapes import ShapeSet, grid, list_shape_sets, load_shape_sets, shape_set
 from .sweep import SweepResult, Table, model_grid, sweep
 from .breakeven import BreakEven, breakeven
-from .render import latex
+from .render import breakdown, breakeven_rows, breakeven_table, latex
 from .symbols import K, M, N, x
 
 __version__ = "0.1.0"
@@ -41,7 +41,8 @@ def list_recipes(mode: str = "training", preset: str = "default") -> list[str]:
 
 
 __all__ = [
-    "M", "K", "N", "x", "breakeven", "BreakEven", "latex",
+    "M", "K", "N", "x", "breakeven", "BreakEven", "latex", "breakdown", "breakeven_table",
+    "breakeven_rows",
     "Hardware", "Dataset", "HardwareError", "UnknownHardwareError",
     "MissingHardwareValueError", "hardware", "list_hardware", "load_hardware",
     "Linear", "linear", "OUTPUTS", "list_recipes", "MODES", "PRESETS", "Options",

@@ -4,7 +4,7 @@ With no arguments it runs the main job on an embedded default (H100 SXM,
 training, every recipe): each recipe's break-even shape (cube, and M at
 K = N = 8192) with the regime behind it, and speedups at common shapes.
 Subcommands: ``hardware``, ``recipes``, ``formula``, ``eval``,
-``breakeven``, ``sweep``.  Every user error ends with one line on stderr
+``breakeven``, ``sweep``, ``plot``.  Every user error ends with one line on stderr
 and exit code 2.
 """
 
@@ -38,6 +38,7 @@ EPILOG = """examples:
   roofline-sym breakeven --gpu h200 --recipe rowwise --along cube
   roofline-sym breakeven --gpu h100 --recipe tensorwise --solve-for M --at K=8192,N=8192
   roofline-sym sweep --gpu h100 --gpu b200 --shapes llama3-70b -M 16384 --total
+  roofline-sym plot heatmap --gpu h100 --recipe tensorwise --fuse -o heatmap.png
 """
 
 
@@ -208,10 +209,20 @@ def cmd_recipes(args: argparse.Namespace) -> int:
 def cmd_formula(args: argparse.Namespace) -> int:
     from .render import latex
 
+    if args.breakeven and args.term:
+        raise UserError("give either --breakeven or --term, not both")
     name = (args.recipe or ["tensorwise"])[0]
     model = linear(name, mode=args.mode, fuse=args.fuse, preset=args.preset)
     if args.gpu or args.hardware_file:
         model = model.on(_gpus(args)[0])
+    if args.breakeven:
+        be = breakeven(model, solve_for="M", **_parse_at(args.at or []))
+        print(be.latex() if args.latex else be)
+        return 0
+    if args.latex and not args.term:
+        # the whole model as an aligned block: terms, named totals, speedup
+        print(model.latex())
+        return 0
     if args.term:
         if args.term not in model.breakdown:
             raise UserError(f"no term {args.term!r} in {name}; terms: "
@@ -222,7 +233,17 @@ def cmd_formula(args: argparse.Namespace) -> int:
     else:
         exprs = model.expressions
     for key, expr in exprs.items():
-        print(f"{key} = {latex(expr) if args.latex else expr}")
+        print(f"{key} = {latex(expr, model=model) if args.latex else expr}")
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from .plot import plot_cli
+
+    models = _models(args, skip_unsupported=True)
+    shape = _parse_shape(args.shape) if args.shape else None
+    path = plot_cli(args.kind, models, args.output, shape=shape)
+    print(f"wrote {path}")
     return 0
 
 
@@ -417,6 +438,22 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--latex", action="store_true", help="LaTeX instead of text")
     f.add_argument("--breakdown", action="store_true", help="every named term")
     f.add_argument("--term", help="one named term, e.g. lowp.gemm.output")
+    f.add_argument("--breakeven", action="store_true",
+                   help="the break-even M* (closed form, with K, N and hardware free "
+                        "unless --gpu / --at fix them)")
+    f.add_argument("--at", action="append", metavar="K=8192", help="fixed dimensions")
+
+    pl = add("plot", "draw a figure: speedup heatmap, break-even curves, roofline, regime map",
+             "  roofline-sym plot heatmap --gpu h100 --recipe tensorwise --fuse -o heat.png\n"
+             "  roofline-sym plot curves --gpu b200 --recipe tensorwise --recipe mxfp8_cublas "
+             "-o curves.pdf\n"
+             "  roofline-sym plot roofline --gpu h200 --recipe rowwise --shape 4096,8192,8192 "
+             "-o roof.svg", cmd_plot)
+    pl.add_argument("kind", choices=("heatmap", "curves", "roofline", "regimes"))
+    hw_options(pl)
+    model_options(pl)
+    pl.add_argument("-o", "--output", required=True, metavar="FILE", help=".png, .svg or .pdf")
+    pl.add_argument("--shape", metavar="M,K,N", help="the shape placed on the roofline")
 
     e = add("eval", "times and speedups at shapes",
             "  roofline-sym eval --gpu h200 --recipe rowwise --shape 16384,8192,28672\n"
@@ -466,6 +503,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             return main_job(args)
         return args.func(args)
+    except ModuleNotFoundError as exc:  # an optional extra (matplotlib) is missing
+        print(f"roofline-sym: error: {exc}", file=sys.stderr)
+        return 2
     except (UserError, ValueError, LookupError, HardwareError, OSError) as exc:
         msg = exc.args[0] if isinstance(exc, LookupError) and exc.args else exc
         print(f"roofline-sym: error: {msg}", file=sys.stderr)

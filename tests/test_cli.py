@@ -106,8 +106,24 @@ def test_sweep_total_and_csv(capsys, tmp_path):
     assert code == 0 and len(lines) == 3 and "speedup" in lines[0]
 
 
+def test_plot_writes_files(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    for kind, extra, name in (("heatmap", ["--fuse"], "h.png"),
+                              ("roofline", ["--shape", "4096,8192,8192"], "r.svg")):
+        out = tmp_path / name
+        code, text, _ = run(capsys, "plot", kind, "--gpu", "h100", "--recipe", "tensorwise",
+                            *extra, "-o", str(out))
+        assert code == 0 and out.stat().st_size > 1000 and str(out) in text
+
+
+def test_formula_breakeven_closed_form(capsys):
+    code, out, _ = run(capsys, "formula", "--recipe", "tensorwise", "--fuse", "--preset",
+                       "torchao", "--breakeven")
+    assert code == 0 and "M* = (5*t_launch + 8*K*N/(BW*eta_mem))" in out
+
+
 def test_help_everywhere_has_examples(capsys):
-    for cmd in ("hardware", "recipes", "formula", "eval", "breakeven", "sweep"):
+    for cmd in ("hardware", "recipes", "formula", "eval", "breakeven", "sweep", "plot"):
         with pytest.raises(SystemExit):
             main([cmd, "--help"])
         assert "examples:" in capsys.readouterr().out
@@ -133,6 +149,10 @@ BAD_INPUT = [
     (["sweep", "--gpu", "h100"], "--shapes is required"),
     (["sweep", "--gpu", "h100", "--shapes", "/nonexistent.csv"], "nonexistent.csv"),
     (["formula", "--recipe", "rowwise", "--term", "lowp.gemm.nope"], "no term"),
+    (["plot", "heatmap", "--gpu", "h100", "--recipe", "tensorwise", "-o", "x.txt"],
+     "use a .png, .svg or .pdf"),
+    (["plot", "roofline", "--gpu", "h100", "--recipe", "tensorwise", "--shape", "1,2",
+      "-o", "x.png"], "expected three numbers"),
 ]
 
 
