@@ -1,0 +1,520 @@
+"""Fit the cost model's hardware numbers to measured times.
+
+What is fitted: the GEMM efficiency per dtype (``eta_bf16``, ``eta_fp8``),
+the memory efficiency ``eta_mem`` and the launch floor ``t_launch``.  Peaks
+and bandwidth stay the datasheet's: times only identify the products
+``P_d * eta_d`` and ``BW * eta_mem``, so the fractions carry the fit.  The
+fit minimises the squared log-time error over all rows, each row priced by
+its term ``Max(F / (P_d eta_d), B / (BW eta_mem), t_launch)``, with a small
+Levenberg-Marquardt on log-parameters (numpy only).  ``Calibration.to_toml``
+writes the result as a hardware file that ``load_hardware`` reads.
+
+Optional extension, ``size_dependent=True``: a GEMM efficiency that
+saturates with FLOPs, ``eta_d(F) = eta_max_d * F / (F + F0_d)``.  Its time
+``(F + F0_d) / (P_d eta_max_d)`` is the constant-efficiency time plus a fixed
+``F0_d / (P_d eta_max_d)`` per GEMM (tile set-up, wave quantisation): what
+makes small GEMMs slower than the roofline (torchao: about 2x below 1024).
+The hardware entry keeps ``eta_max_d`` (the large-GEMM limit) and records
+``F0_d`` in its notes; ``Calibration.evaluate`` applies ``eta_d(F)``, which
+maps onto the model exactly because every GEMM of a linear layer has
+``F = 2 M K N``.
+
+>>> from roofline_sym.measure import grid
+>>> truth = {"eta_bf16": 0.75, "eta_fp8": 0.62, "eta_mem": 0.85, "t_launch": 3e-6}
+>>> meas = synthesize("h200", grid("quick"), truth, noise=0.0)
+>>> cal = fit(meas, "h200")
+>>> cal.values
+{'eta_bf16': 0.75, 'eta_fp8': 0.62, 'eta_mem': 0.85, 't_launch': 3e-06}
+>>> cal.hardware.name, cal.hardware.gemm_efficiency["fp8"]
+('H200 SXM (calibrated)', 31/50)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .hardware import Hardware, hardware as lookup_hardware, load_hardware
+from .measure import (Measurements, RepeatPolicy, grid, model_times, parse_csv, read_csv, run,
+                      write_csv)
+
+__all__ = ["Calibration", "fit", "synthesize", "hardware_values", "resolve_hardware"]
+
+# Significant digits kept in a fitted value: timing noise is ~1%, and short
+# decimals keep the TOML readable and its exact Rationals small.
+_DIGITS = 4
+# The TOML schema of roofline_sym/data/*.toml: TOML field -> Hardware field.
+_TOML_FIELDS = (
+    ("peak_flops_per_s", "peak_flops"),
+    ("gemm_efficiency", "gemm_efficiency"),
+    ("mem_bw_bytes_per_s", "mem_bw"),
+    ("mem_efficiency", "mem_efficiency"),
+    ("launch_overhead_s", "launch_overhead"),
+    ("memory_bytes", "memory_bytes"),
+    ("l2_bytes", "l2_bytes"),
+)
+
+
+def hardware_values(hw: Hardware) -> dict[str, float]:
+    """``{symbol name: float}`` of a hardware entry (``P_fp8``, ``eta_mem``...).
+
+    >>> hardware_values(lookup_hardware("h200"))["eta_fp8"]
+    0.734
+    """
+    return {str(k): float(v) for k, v in hw.parameters.items()}
+
+
+@dataclass(frozen=True, eq=False)
+class Calibration:
+    """A fitted hardware entry and how it was fitted.
+
+    ``hardware``: the calibrated ``Hardware`` (``eta_max`` for a size-dependent
+    fit); ``values``: the fitted numbers by symbol name; ``flops_half``:
+    ``F0_d`` per dtype of a size-dependent fit (empty otherwise);
+    ``rms_log_error``: the fit's root-mean-square ``log(pred / measured)``.
+    """
+
+    hardware: Hardware
+    base: Hardware
+    values: Mapping[str, float]
+    flops_half: Mapping[str, float] = field(default_factory=dict)
+    source: str = ""
+    rows: int = 0
+    rms_log_error: float = math.nan
+    notes: tuple[str, ...] = ()
+    meas_sources: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, hw: Hardware, base: Hardware | None = None) -> "Calibration":
+        """Wrap a hardware entry (e.g. a calibrated TOML loaded back) as a Calibration."""
+        values = {k: v for k, v in hardware_values(hw).items()
+                  if k.startswith("eta_") or k == "t_launch"}
+        return cls(hw, base or hw, values, source=hw.sources.get("mem_efficiency", ""))
+
+    @property
+    def size_dependent(self) -> bool:
+        return bool(self.flops_half)
+
+    def efficiency(self, dtype: str, flops: Any) -> np.ndarray:
+        """``eta_d(F)``: the constant efficiency, or ``eta_max F / (F + F0)``.
+
+        >>> cal = Calibration.of(lookup_hardware("h200"))
+        >>> float(cal.efficiency("fp8", 1e12))
+        0.734
+        """
+        eta = float(self.hardware.gemm_efficiency[dtype])
+        f0 = self.flops_half.get(dtype, 0.0)
+        flops = np.asarray(flops, dtype=np.float64)
+        return eta * flops / (flops + f0) if f0 else np.full(flops.shape, eta)
+
+    def parameters(self, dtype: Any = None, flops: Any = None) -> dict[str, Any]:
+        """Hardware values by symbol name; with per-row ``dtype`` and ``flops``
+        the GEMM efficiencies become per-row arrays (a size-dependent fit)."""
+        values: dict[str, Any] = hardware_values(self.hardware)
+        if self.flops_half and flops is not None:
+            flops = np.asarray(flops, dtype=np.float64)
+            for d in self.flops_half:
+                values[f"eta_{d}"] = self.efficiency(d, np.where(flops > 0, flops, 1.0))
+        return values
+
+    def predict(self, measurements: Measurements) -> np.ndarray:
+        """The calibrated model's time of each row."""
+        d, f, b = measurements.costs
+        return model_times(d, f, b, self.parameters(d, f))
+
+    def evaluate(self, model: Any, M: Any, K: Any, N: Any) -> dict[str, np.ndarray]:
+        """``model.evaluate`` with this calibration (``model``: an unbound ``Linear``).
+
+        >>> import roofline_sym as rs
+        >>> cal = Calibration.of(rs.hardware("h200"))
+        >>> m = rs.linear("tensorwise")
+        >>> bool(cal.evaluate(m, 8192, 8192, 8192)["speedup"]
+        ...      == m.on(rs.hardware("h200")).evaluate(8192, 8192, 8192)["speedup"])
+        True
+        """
+        if model.hardware is not None:
+            raise ValueError("Calibration.evaluate needs an unbound model (no .on(hw))")
+        if not self.flops_half:
+            return model.on(self.hardware).evaluate(M, K, N)
+        # every GEMM of a linear layer (training's three, inference's one) has
+        # F = 2 M K N, so one efficiency per shape is exact
+        flops = 2.0 * np.asarray(M, float) * np.asarray(K, float) * np.asarray(N, float)
+        values = self.parameters()
+        for d in self.flops_half:
+            values[f"eta_{d}"] = self.efficiency(d, flops)
+        free = {str(s) for s in model.free_hardware_symbols}
+        return model.evaluate(M, K, N, **{k: v for k, v in values.items() if k in free})
+
+    # -- the hardware file -----------------------------------------------------------
+    def to_toml(self, path: str | os.PathLike) -> Path:
+        """Write the calibrated entry as a hardware TOML file (the schema of
+        ``roofline_sym/data/default.toml``) and check it loads back."""
+        path = Path(path)
+        path.write_text(self.toml(), encoding="utf-8")
+        load_hardware(path)  # the file must pass the same validation as shipped data
+        return path
+
+    def toml(self) -> str:
+        """The hardware TOML text (see ``to_toml``)."""
+        hw = self.hardware
+        lines = ["# roofline_sym hardware file written by roofline_sym.calibrate.",
+                 f"# Fitted to {Path(self.source).name if self.source else 'measurements'}."]
+        if any("SYNTHETIC" in n for n in hw.notes):
+            lines.append("# SYNTHETIC measurements: this is not a calibration of a real GPU.")
+        lines += ["", "[dataset]", 'name = "calibrated"',
+                  "description = " + _str(f"{hw.name}: achievable fractions and launch "
+                                          "floor fitted to measured times"),
+                  "", "[sources]"]
+        lines += [f"{k} = {_str(v)}" for k, v in self.meas_sources.items()]
+        lines += ["", "[[gpu]]", f"name = {_str(hw.name)}"]
+        if hw.aliases:
+            lines.append(f"aliases = [{', '.join(map(_str, hw.aliases))}]")
+        present = []
+        for toml_field, hw_field in _TOML_FIELDS:
+            value = getattr(hw, hw_field)
+            if value is None or (isinstance(value, Mapping) and not value):
+                continue
+            present.append((toml_field, hw_field))
+            if isinstance(value, Mapping):
+                body = ", ".join(f"{k} = {_num(v)}" for k, v in value.items())
+                lines.append(f"{toml_field} = {{ {body} }}")
+            else:
+                lines.append(f"{toml_field} = {_num(value)}")
+        if hw.notes:
+            lines.append("notes = [")
+            lines += [f"    {_str(n)}," for n in hw.notes]
+            lines.append("]")
+        lines += ["", "[gpu.sources]"]
+        lines += [f"{t} = {_str(self._toml_source(h))}" for t, h in present]
+        return "\n".join(lines) + "\n"
+
+    def _toml_source(self, hw_field: str) -> str:
+        # fitted fields cite MEAS (already in key form); the rest cite BASE and
+        # keep the base entry's own citation text after the semicolon
+        text = self.hardware.sources.get(hw_field, "")
+        if text.startswith("MEAS"):
+            return text
+        return f"BASE; {self.base.sources.get(hw_field, 'no source given in the base entry')}"
+
+
+def _str(text: str) -> str:
+    return json.dumps(str(text), ensure_ascii=False)  # JSON escapes are valid TOML
+
+
+def _num(value: Any) -> str:
+    """The shortest decimal that reads back as the same float, in e-notation
+    for very large or small numbers (989.4e12 as 9.894e+14, not 989400000000000.0)."""
+    v = float(value)
+    if v != 0 and not 1e-3 <= abs(v) < 1e5:
+        return np.format_float_scientific(v, unique=True, trim="-")
+    return repr(v)
+
+
+def _sig(value: float, digits: int = _DIGITS) -> float:
+    return float(f"{value:.{digits}g}")
+
+
+# -- the fit ------------------------------------------------------------------------------
+class _Problem:
+    """Residuals ``log(model) - log(measured)`` and their Jacobian in the
+    log-parameters: each row's time is its largest piece, so its gradient is
+    that piece's (the pieces are affine in the log-parameters, except
+    ``log(F + F0)``)."""
+
+    def __init__(self, dtype, flops, nbytes, times, peaks, bw, names):
+        self.names = names
+        self.index = {n: i for i, n in enumerate(names)}
+        self.dtype, self.flops, self.nbytes = dtype, flops, nbytes
+        self.log_t = np.log(times)
+        self.log_peak = np.array([math.log(peaks[d]) if d else 0.0 for d in dtype])
+        moved = nbytes > 0
+        self.log_mem = np.where(moved, np.log(np.where(moved, nbytes, 1.0)) - math.log(bw), -np.inf)
+        self.masks = {d: dtype == d for d in set(dtype.tolist()) - {""}}
+
+    def pieces(self, x: np.ndarray) -> np.ndarray:
+        out = np.full((3, self.dtype.size), -np.inf)
+        for d, mask in self.masks.items():
+            f0 = math.exp(x[self.index[f"F0_{d}"]]) if f"F0_{d}" in self.index else 0.0
+            out[0][mask] = (np.log(self.flops[mask] + f0) - self.log_peak[mask]
+                            - x[self.index[f"eta_{d}"]])
+        out[1] = self.log_mem - x[self.index["eta_mem"]]
+        out[2] = x[self.index["t_launch"]]
+        return out
+
+    def __call__(self, x: np.ndarray):
+        pieces = self.pieces(x)
+        active = pieces.argmax(axis=0)
+        r = pieces.max(axis=0) - self.log_t
+        J = np.zeros((r.size, x.size))
+        for d, mask in self.masks.items():
+            rows = mask & (active == 0)
+            J[rows, self.index[f"eta_{d}"]] = -1.0
+            if f"F0_{d}" in self.index:
+                f0 = math.exp(x[self.index[f"F0_{d}"]])
+                J[rows, self.index[f"F0_{d}"]] = f0 / (self.flops[rows] + f0)
+        J[active == 1, self.index["eta_mem"]] = -1.0
+        J[active == 2, self.index["t_launch"]] = 1.0
+        return r, J, active
+
+
+def _levenberg_marquardt(problem: _Problem, x0: np.ndarray, free: np.ndarray,
+                         max_iter: int = 300) -> np.ndarray:
+    """Minimise ``|r(x)|^2`` over the free entries of ``x`` (Marquardt scaling).
+
+    The objective is piecewise smooth (a row changes piece where two pieces
+    cross); a step that crosses badly raises the cost, is rejected, and the
+    damping shortens the next one."""
+    x = x0.copy()
+    r, J, _ = problem(x)
+    cost, lam = float(r @ r), 1e-3
+    for _ in range(max_iter):
+        Jf = J[:, free]
+        A, g = Jf.T @ Jf, Jf.T @ r
+        # the floor keeps a parameter no row depends on (a zero column) solvable
+        D = np.diag(np.maximum(np.diag(A), 1e-9))
+        step = np.linalg.solve(A + lam * D, -g)
+        trial = x.copy()
+        trial[free] += step
+        r2, J2, _ = problem(trial)
+        cost2 = float(r2 @ r2)
+        if cost2 < cost:
+            done = cost - cost2 <= 1e-13 * cost or np.max(np.abs(step)) < 1e-10
+            x, r, J, cost, lam = trial, r2, J2, cost2, max(lam / 10, 1e-12)
+            if done:
+                break
+        else:
+            lam *= 10
+            if lam > 1e12:
+                break
+    return x
+
+
+def _initial(problem: _Problem, dtype, flops, nbytes, times, peaks, bw, base: Hardware
+             ) -> dict[str, float]:
+    """Starting values read off the regimes' clearest rows."""
+    kernels = dtype == ""
+    launch_only = kernels & (nbytes == 0)
+    t_launch = float(np.median(times[launch_only])) if launch_only.any() else float(times.min())
+    big = kernels & (nbytes > 0) & (times > 5 * t_launch)
+    if big.any():
+        eta_mem = float(np.median(nbytes[big] / (bw * times[big])))
+    else:
+        eta_mem = float(base.mem_efficiency or 0.9)
+    start = {"eta_mem": eta_mem, "t_launch": t_launch}
+    for d, mask in problem.masks.items():
+        cut = np.quantile(flops[mask], 0.75)
+        top = mask & (flops >= cut)
+        start[f"eta_{d}"] = float(np.median(flops[top] / (peaks[d] * times[top])))
+    return {k: min(max(v, 1e-4), 1.5) if k != "t_launch" else v for k, v in start.items()}
+
+
+def fit(measurements: Measurements | str | os.PathLike, base: Hardware | str | None = None, *,
+        size_dependent: bool = False, name: str | None = None) -> Calibration:
+    """Fit ``eta_<dtype>``, ``eta_mem`` and ``t_launch`` (and with
+    ``size_dependent``, ``F0_<dtype>``) to a measurement file.
+
+    ``base``: the entry whose peaks and bandwidth are used and whose other
+    fields are kept (a name, a ``Hardware``, or None for the file's GPU).
+    Efficiencies above 1 are clipped to 1 (with a warning and a note), the
+    others refitted.  A parameter no row's time depends on keeps the base
+    entry's value (and a note says so).
+    """
+    meas = measurements if isinstance(measurements, Measurements) else read_csv(measurements)
+    base = resolve_hardware(base, meas)
+    dtype, flops, nbytes = meas.costs
+    times = meas.time_s
+    dtypes = sorted(set(dtype.tolist()) - {""})
+    lacking = [d for d in dtypes if not base.supports(d)]
+    if lacking:
+        raise ValueError(f"{meas.source}: has {'/'.join(lacking)} GEMM rows, but {base.name} "
+                         f"has no {'/'.join(lacking)} peak to fit an efficiency against")
+    peaks = {d: float(base.peak_flops[d]) for d in dtypes}
+    bw = float(base.mem_bw)
+    names = [f"eta_{d}" for d in dtypes] + ["eta_mem", "t_launch"]
+    if size_dependent:
+        names += [f"F0_{d}" for d in dtypes]
+    problem = _Problem(dtype, flops, nbytes, times, peaks, bw, names)
+    start = _initial(problem, dtype, flops, nbytes, times, peaks, bw, base)
+    for d in dtypes:  # a fixed cost of ~1 us per GEMM to start from
+        start[f"F0_{d}"] = peaks[d] * start[f"eta_{d}"] * 1e-6
+    x = np.log([start[n] for n in names])
+    free = np.ones(len(names), dtype=bool)
+    notes: list[str] = []
+    while True:
+        x = _levenberg_marquardt(problem, x, free)
+        over = [i for i, n in enumerate(names) if n.startswith("eta_") and x[i] > 0 and free[i]]
+        if not over:
+            break
+        for i in over:
+            msg = (f"{names[i]} fitted to {math.exp(x[i]):.3f} > 1 (faster than "
+                   f"{base.name}'s peak allows): clipped to 1, the other values refitted")
+            warnings.warn(msg, stacklevel=2)
+            notes.append(msg)
+            x[i], free[i] = 0.0, False
+    _, _, active = problem(x)
+    fitted = {n: _sig(math.exp(v)) for n, v in zip(names, x)}
+    for d in dtypes:
+        # below a microsecond's millionth per GEMM, F0 is the fit running off
+        # towards zero: no size dependence in these times
+        if f"F0_{d}" in fitted and fitted[f"F0_{d}"] < peaks[d] * 1e-12:
+            fitted[f"F0_{d}"] = 0.0
+    counts = _regime_counts(names, dtype, active)
+    for n in ("eta_mem", "t_launch", *(f"eta_{d}" for d in dtypes)):
+        if counts[n] == 0:
+            kept = hardware_values(base).get(n)
+            if kept is None:
+                raise ValueError(f"{meas.source}: no row is in the regime of {n}, and "
+                                 f"{base.name} has no value for it to keep")
+            fitted[n] = kept
+            notes.append(f"{n}: no measured row is in its regime; kept {base.name}'s {kept:g}")
+    r = problem(np.log(np.maximum([fitted[n] for n in names], 1e-300)))[0]
+    return _calibration(meas, base, fitted, dtypes, counts, notes, float(np.sqrt(np.mean(r**2))),
+                        name)
+
+
+def _regime_counts(names, dtype, active) -> dict[str, int]:
+    counts = {n: 0 for n in names}
+    for d in set(dtype.tolist()) - {""}:
+        counts[f"eta_{d}"] = int(np.sum((dtype == d) & (active == 0)))
+    counts["eta_mem"] = int(np.sum(active == 1))
+    counts["t_launch"] = int(np.sum(active == 2))
+    return counts
+
+
+def _calibration(meas: Measurements, base: Hardware, fitted: dict[str, float], dtypes,
+                 counts, notes, rms, name) -> Calibration:
+    values = {k: v for k, v in fitted.items() if not k.startswith("F0_")}
+    flops_half = {k[3:]: _sig(v, 3) for k, v in fitted.items() if k.startswith("F0_")}
+    file_name = Path(meas.source).name if meas.source else "measurements"
+    digest = ""
+    if meas.source and Path(meas.source).is_file():
+        digest = hashlib.sha256(Path(meas.source).read_bytes()).hexdigest()[:16]
+    gpu = meas.gpu or "an unnamed GPU"
+    env = ", ".join(f"{c} {meas.columns[c][0]}" for c in ("torch", "cuda")
+                    if meas.columns.get(c) and meas.columns[c][0])
+    meas_text = (f"measurement file {file_name}" + (f" (sha256 {digest}...)" if digest else "")
+                 + f": {len(meas)} rows from {gpu}" + (f", {env}" if env else "")
+                 + "; fitted by roofline_sym.calibrate (least squares on log time)")
+    if meas.synthetic:
+        meas_text += "; SYNTHETIC: generated by the model, not measured"
+        notes = ["SYNTHETIC measurements: generated by the cost model, not measured on a GPU; "
+                 "this entry is a test artefact, not a calibration.", *notes]
+    sources = {
+        "MEAS": meas_text,
+        "BASE": f"roofline_sym {base.dataset} dataset, entry {base.name!r}; its citation "
+                "for each value follows the semicolon",
+    }
+    eff_text = ", ".join(f"{d} over {counts[f'eta_{d}']} compute-bound GEMM rows" for d in dtypes)
+    kept = [d for d in base.gemm_efficiency if d not in dtypes]
+    hw_sources = dict(base.sources)
+    hw_sources["gemm_efficiency"] = (f"MEAS{', BASE' if kept else ''}; {eff_text}"
+                                     + (f"; {', '.join(kept)} kept from BASE" if kept else ""))
+    hw_sources["mem_efficiency"] = f"MEAS; over {counts['eta_mem']} memory-bound rows"
+    hw_sources["launch_overhead"] = f"MEAS; over {counts['t_launch']} launch-bound rows"
+    if flops_half:
+        notes = notes + [
+            "Size-dependent GEMM efficiency eta_d(F) = eta_max_d * F / (F + F0_d), F = 2 M K N; "
+            "gemm_efficiency holds eta_max_d; " + ", ".join(
+                f"F0_{d} = {v:.3g} FLOP (a fixed {_fixed_us(v, base, values, d):.2g} us per GEMM)"
+                for d, v in flops_half.items())]
+    notes = [f"Fitted to {file_name}: {len(meas)} rows, rms log error {rms:.3f}.", *notes]
+    efficiency = dict(base.gemm_efficiency)
+    efficiency.update({d: values[f"eta_{d}"] for d in dtypes})
+    aliases = (meas.gpu,) if meas.gpu and not meas.synthetic else ()
+    try:
+        hw = base.replace(
+            name=name or f"{base.name} (calibrated)", aliases=aliases, gemm_efficiency=efficiency,
+            mem_efficiency=values["eta_mem"], launch_overhead=values["t_launch"],
+            sources=hw_sources, notes=tuple(notes), dataset="calibrated")
+    except ValueError as exc:
+        raise ValueError(f"{meas.source}: the fitted values are not a valid hardware entry: "
+                         f"{exc}") from None
+    return Calibration(hw, base, values, flops_half, meas.source, len(meas), rms, tuple(notes),
+                       sources)
+
+
+def _fixed_us(f0: float, base: Hardware, values: Mapping[str, float], dtype: str) -> float:
+    """F0 / (P eta_max) in microseconds: the fixed time per GEMM F0 stands for."""
+    return f0 / (float(base.peak_flops[dtype]) * values[f"eta_{dtype}"]) * 1e6
+
+
+def resolve_hardware(hw: Hardware | str | None, meas: Measurements | None = None) -> Hardware:
+    """A ``Hardware`` from an entry, a name (default dataset) or the file's GPU."""
+    if isinstance(hw, Hardware):
+        return hw
+    if hw is None:
+        if meas is None or not meas.gpu:
+            raise ValueError("no hardware given and the measurements name no GPU; "
+                             "pass hardware=, e.g. 'h200'")
+        try:
+            return lookup_hardware(meas.gpu)
+        except LookupError:
+            raise ValueError(f"{meas.source}: GPU {meas.gpu!r} is not in the default dataset; "
+                             "pass hardware=, e.g. 'h200'") from None
+    return lookup_hardware(hw)
+
+
+# -- synthetic measurements ------------------------------------------------------------------
+def synthesize(hardware: Hardware | str, cases: Any = None,
+               truth: Mapping[str, float] | None = None, *,
+               flops_half: Mapping[str, float] | None = None, noise: float = 0.02,
+               seed: int = 0, comments: Sequence[str] = ()) -> Measurements:
+    """Measurements generated by the model: SYNTHETIC, for tests and the sample file.
+
+    Runs the harness loop (``measure.run``) with a fake timer that returns the
+    model's time of each op times lognormal noise (``sigma = noise``; one draw
+    per op).  ``truth``: hardware values by symbol name replacing the entry's
+    (``eta_fp8=...``); ``flops_half``: ``F0`` per dtype for a size-dependent
+    efficiency.  The result says it is synthetic in its comments and gpu column;
+    ``comments`` are added to them (say how to regenerate it).
+
+    >>> m = synthesize("h100", grid("quick"), noise=0.0)
+    >>> m.synthetic, m.gpu
+    (True, 'SYNTHETIC model of H100 SXM')
+    """
+    hw = resolve_hardware(hardware)
+    values = hardware_values(hw)
+    unknown = set(truth or {}) - set(values)
+    if unknown:
+        raise ValueError(f"unknown hardware value(s) {sorted(unknown)}; {hw.name} has "
+                         f"{sorted(values)}")
+    values.update(truth or {})
+    flops_half = dict(flops_half or {})
+    rng = np.random.default_rng(seed)
+
+    def timer(case, warmup: int, repeats: int) -> list[float]:
+        vals = dict(values)
+        for d, f0 in flops_half.items():
+            vals[f"eta_{d}"] = values[f"eta_{d}"] * case.flops / (case.flops + f0) \
+                if case.flops else values[f"eta_{d}"]
+        t = model_times(np.array([case.dtype], dtype=object), np.array([case.flops]),
+                        np.array([case.bytes]), vals)[0]
+        return [float(t * math.exp(noise * rng.standard_normal()))] * repeats
+
+    cases = grid("default") if cases is None else list(cases)
+    rows = run(cases, make_op=lambda case: case, timer=timer,
+               env={"gpu": f"SYNTHETIC model of {hw.name}"},
+               policy=RepeatPolicy(warmup=0, min_repeats=1, max_repeats=1))
+    described = ", ".join(f"{k}={v:g}" for k, v in sorted(values.items())
+                          if k.startswith("eta_") or k == "t_launch")
+    comments = [
+        "SYNTHETIC: generated by roofline_sym.calibrate.synthesize from the cost model; "
+        "NOT measured on a GPU",
+        f"model: {hw.name} ({hw.dataset} dataset) peaks and bandwidth, with {described}"
+        + (", flops_half " + ", ".join(f"{d}={v:g}" for d, v in flops_half.items())
+           if flops_half else ""),
+        f"noise: lognormal, sigma {noise:g}, seed {seed}",
+        *comments,
+    ]
+    buf = io.StringIO()
+    write_csv(rows, buf, comments)
+    return parse_csv(buf.getvalue(), "<synthetic>")

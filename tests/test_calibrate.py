@@ -1,0 +1,167 @@
+"""Calibration: recovering known parameters from synthetic measurements, the
+size-dependent extension, clipping, and the hardware file it writes."""
+
+import math
+
+import numpy as np
+import pytest
+
+import roofline_sym as rs
+from roofline_sym import measure as ms
+from roofline_sym.calibrate import Calibration, fit, hardware_values, synthesize
+
+TRUTH = {"eta_bf16": 0.78, "eta_fp8": 0.66, "eta_mem": 0.85, "t_launch": 3.0e-6}
+F0 = {"bf16": 4e9, "fp8": 7e9}
+
+
+@pytest.fixture(scope="module")
+def default_grid():
+    return ms.grid("default")
+
+
+def _rel(cal, truth):
+    return {k: cal.values[k] / v - 1 for k, v in truth.items()}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_recovers_known_parameters_from_noisy_measurements(default_grid, seed):
+    meas = synthesize("h200", default_grid, TRUTH, noise=0.02, seed=seed)
+    cal = fit(meas, "h200")
+    errors = _rel(cal, TRUTH)
+    assert all(abs(e) < 0.03 for e in errors.values()), errors
+    assert cal.rms_log_error == pytest.approx(0.02, abs=0.005)  # the noise, nothing more
+
+
+def test_noise_free_measurements_are_recovered_to_the_rounding(default_grid):
+    cal = fit(synthesize("h100", default_grid, TRUTH, noise=0.0), "h100")
+    assert all(abs(e) < 5e-4 for e in _rel(cal, TRUTH).values())
+    assert cal.rms_log_error < 1e-3
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_size_dependent_efficiency_is_recovered(default_grid, seed):
+    meas = synthesize("h200", default_grid, TRUTH, flops_half=F0, noise=0.02, seed=seed)
+    cal = fit(meas, "h200", size_dependent=True)
+    assert all(abs(e) < 0.03 for e in _rel(cal, TRUTH).values()), cal.values
+    for d, f0 in F0.items():
+        assert cal.flops_half[d] == pytest.approx(f0, rel=0.10)
+    assert cal.size_dependent and cal.rms_log_error < 0.025
+    # the plain fit cannot follow small GEMMs: its error is many times the noise
+    assert fit(meas, "h200").rms_log_error > 5 * cal.rms_log_error
+
+
+def test_size_dependent_fit_of_size_independent_data_finds_no_size_dependence(default_grid):
+    cal = fit(synthesize("h200", default_grid, TRUTH, noise=0.02, seed=3), "h200",
+              size_dependent=True)
+    assert all(abs(e) < 0.03 for e in _rel(cal, TRUTH).values())
+    for d in F0:  # F0 / (P eta) is well under a microsecond
+        assert cal.flops_half[d] / (float(rs.hardware("h200").peak_flops[d]) * 0.7) < 0.3e-6
+
+
+def test_size_dependent_efficiency_maps_onto_the_linear_model():
+    cal = Calibration.of(rs.hardware("h200"))
+    cal = Calibration(cal.hardware, cal.base, cal.values, {"bf16": 4e9, "fp8": 7e9})
+    M, K, N = np.array([[512.0, 1024, 8192], [512, 4096, 8192], [512, 1024, 28672]])
+    lowp = [f"gemm.fp8_tensorwise.{g}" for g in ms.GEMM_NAMES] + [
+        c for c in ms.COMPONENTS if c.startswith("cast.tensorwise.")]
+    base = [f"gemm.bf16.{g}" for g in ms.GEMM_NAMES]
+
+    def total(comps):
+        out = 0
+        for c in comps:
+            d, f, b = ms.costs([c] * 3, M, K, N)
+            out = out + ms.model_times(d, f, b, cal.parameters(d, f))
+        return out
+
+    got = cal.evaluate(rs.linear("tensorwise"), M, K, N)["speedup"]
+    np.testing.assert_allclose(got, total(base) / total(lowp), rtol=1e-12)
+    # eta(F) = eta_max F / (F + F0) is the constant-eta time plus F0 / (P eta_max)
+    f = 2 * 512.0**3
+    assert f / (989.4e12 * cal.efficiency("bf16", f)) == pytest.approx(
+        (f + 4e9) / (989.4e12 * float(rs.hardware("h200").gemm_efficiency["bf16"])))
+    with pytest.raises(ValueError, match="unbound model"):
+        cal.evaluate(rs.linear("tensorwise").on("h200"), 1, 1, 1)
+
+
+def test_efficiency_above_one_is_clipped_with_a_warning(tmp_path):
+    # a bf16 peak written 2x too low makes the fitted fraction 1.56
+    true_hw = rs.hardware("h200")
+    low_peak = true_hw.replace(peak_flops={**true_hw.peak_flops,
+                                           "bf16": true_hw.peak_flops["bf16"] / 2})
+    meas = synthesize(true_hw, ms.grid("quick"), TRUTH, noise=0.0)
+    with pytest.warns(UserWarning, match=r"eta_bf16 fitted to 1\.56.*clipped to 1"):
+        cal = fit(meas, low_peak)
+    assert cal.values["eta_bf16"] == 1.0
+    assert cal.values["eta_fp8"] == pytest.approx(0.66, rel=1e-3)
+    assert any("clipped to 1" in n for n in cal.hardware.notes)
+    loaded = rs.load_hardware(cal.to_toml(tmp_path / "clipped.toml")).entries[0]
+    assert loaded.gemm_efficiency["bf16"] == 1
+
+
+def test_calibrated_hardware_file_loads_in_the_shipped_schema(tmp_path):
+    meas = synthesize("h200", ms.grid("quick"), TRUTH, noise=0.01, seed=4)
+    csv_path = tmp_path / "h200-run.csv"
+    meas.write(csv_path)
+    cal = fit(csv_path, "h200")
+    text = cal.toml()
+    for table in ("[dataset]", "[sources]", "[[gpu]]", "[gpu.sources]"):
+        assert table in text
+    assert "# SYNTHETIC measurements" in text
+    ds = rs.load_hardware(cal.to_toml(tmp_path / "h200-calibrated.toml"))
+    (hw,) = ds.entries
+    assert hw.name == "H200 SXM (calibrated)" and ds.name == "calibrated"
+    base = rs.hardware("h200")
+    for k, v in cal.values.items():
+        assert float(hw.parameters[rs.symbols.hardware_symbol(k)]) == v
+    # datasheet numbers are kept, with the base entry's citation
+    assert hw.peak_flops == base.peak_flops and hw.mem_bw == base.mem_bw
+    assert hw.l2_bytes == base.l2_bytes and hw.memory_bytes == base.memory_bytes
+    assert "h200-run.csv" in hw.sources["mem_efficiency"]
+    assert "sha256" in hw.sources["launch_overhead"]
+    assert "SYNTHETIC" in hw.sources["gemm_efficiency"]
+    assert base.sources["mem_bw"] in hw.sources["mem_bw"]
+    assert any("SYNTHETIC" in n for n in hw.notes)
+    # usable like any entry
+    out = rs.linear("rowwise").on(hw).evaluate(8192, 8192, 8192)
+    assert math.isfinite(float(out["speedup"]))
+
+
+def test_real_measurements_alias_the_gpu_name(tmp_path):
+    meas = synthesize("h200", ms.grid("quick"), TRUTH, noise=0.0)
+    n = len(meas)
+    columns = {**meas.columns, "gpu": ("NVIDIA H200",) * n, "torch": ("2.13.0",) * n}
+    real = ms.Measurements(meas.cases, meas.time_s, columns, comments=(), source="run.csv")
+    cal = fit(real)  # the file's GPU picks the base entry
+    assert cal.base.name == "H200 SXM" and cal.hardware.aliases == ("NVIDIA H200",)
+    assert "torch 2.13.0" in cal.meas_sources["MEAS"]
+    assert rs.load_hardware(cal.to_toml(tmp_path / "x.toml")).get("NVIDIA H200").name \
+        == "H200 SXM (calibrated)"
+
+
+def test_a_parameter_no_row_depends_on_keeps_the_base_value():
+    meas = synthesize("h200", ms.grid("default"), TRUTH, noise=0.0)
+    big_gemms = meas.select(lambda c: c.kind == "gemm" and min(c.M, c.K, c.N) >= 4096)
+    cal = fit(big_gemms, "h200")
+    h200 = hardware_values(rs.hardware("h200"))
+    assert cal.values["t_launch"] == h200["t_launch"] and cal.values["eta_mem"] == h200["eta_mem"]
+    assert cal.values["eta_fp8"] == pytest.approx(0.66, rel=1e-3)
+    assert any(n.startswith("t_launch: no measured row is in its regime") for n in cal.notes)
+
+
+def test_fit_errors_are_clear():
+    meas = synthesize("h200", ms.grid("quick"), noise=0.0)
+    with pytest.raises(ValueError, match="has fp8 GEMM rows, but A100 SXM 80GB has no fp8 peak"):
+        fit(meas, "a100")
+    with pytest.raises(ValueError, match="GPU 'SYNTHETIC model of H200 SXM' is not in the "
+                                         "default dataset; pass hardware="):
+        fit(meas)
+    with pytest.raises(ValueError, match=r"unknown hardware value\(s\) \['eta_fp4'\]"):
+        synthesize("h200", ms.grid("quick"), {"eta_fp4": 0.5})
+
+
+def test_synthetic_measurements_say_so():
+    meas = synthesize("h200", ms.grid("quick"), TRUTH, noise=0.02, seed=0)
+    assert meas.synthetic and meas.gpu == "SYNTHETIC model of H200 SXM"
+    assert meas.comments[1].startswith("SYNTHETIC: generated by roofline_sym.calibrate")
+    again = synthesize("h200", ms.grid("quick"), TRUTH, noise=0.02, seed=0)
+    np.testing.assert_array_equal(meas.time_s, again.time_s)
