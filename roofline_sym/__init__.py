@@ -28,6 +28,17 @@ from .symbols import K, M, N, x
 
 __version__ = "0.1.0"
 
+# Submodules with heavier or optional dependencies load on first access.
+_LAZY = ("measure", "calibrate", "fidelity", "plot")
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'roofline_sym' has no attribute {name!r}")
+
 
 def list_recipes(mode: str = "training", preset: str = "default") -> list[str]:
     """Recipe names for ``mode`` under ``preset``.
@@ -49,4 +60,5 @@ __all__ = [
     "element", "scaling",
     "ShapeSet", "shape_set", "list_shape_sets", "load_shape_sets", "grid",
     "sweep", "SweepResult", "Table", "model_grid",
+    "measure", "calibrate", "fidelity", "plot",
 ]

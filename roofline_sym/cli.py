@@ -4,7 +4,7 @@ With no arguments it runs the main job on an embedded default (H100 SXM,
 training, every recipe): each recipe's break-even shape (cube, and M at
 K = N = 8192) with the regime behind it, and speedups at common shapes.
 Subcommands: ``hardware``, ``recipes``, ``formula``, ``eval``,
-``breakeven``, ``sweep``, ``plot``.  Every user error ends with one line on stderr
+``breakeven``, ``sweep``, ``plot``, ``measure``, ``fidelity``.  Every user error ends with one line on stderr
 and exit code 2.
 """
 
@@ -349,6 +349,26 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_measure(args: argparse.Namespace) -> int:
+    from .measure import measure
+
+    path = measure(args.out, args.grid, dynamic=not args.static)
+    print(f"wrote {path}")
+    return 0
+
+
+def cmd_fidelity(args: argparse.Namespace) -> int:
+    from .fidelity import cli
+
+    hw = _dataset(args).get(args.gpu[0]) if args.gpu else (
+        next(iter(_dataset(args))) if args.hardware_file else None)
+    calibrated: Any = args.calibrated or not args.no_calibrate
+    print(cli(args.file, hardware=hw, calibrated=calibrated,
+              size_dependent=args.size_dependent, write_hardware=args.write_hardware,
+              plot=args.plot, regimes=not args.no_regimes))
+    return 0
+
+
 def main_job(args: argparse.Namespace) -> int:
     """Break-even and speedups of every training recipe on H100 SXM."""
     hw = dataset("default").get(DEFAULT_GPU)
@@ -455,6 +475,30 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("-o", "--output", required=True, metavar="FILE", help=".png, .svg or .pdf")
     pl.add_argument("--shape", metavar="M,K,N", help="the shape placed on the roofline")
 
+    me = add("measure", "time GEMMs, casts and micro-benchmarks on this CUDA GPU (CSV)",
+             "  roofline-sym measure --out h200.csv\n"
+             "  roofline-sym measure --out smoke.csv --grid quick", cmd_measure)
+    me.add_argument("--out", required=True, metavar="FILE.csv", help="measurement file")
+    me.add_argument("--grid", default="default", choices=("default", "quick"),
+                    help="default: pow2 cubes 512..16384 + Llama 3 70B layers (~2-6 min)")
+    me.add_argument("--static", action="store_true",
+                    help="compile casts per shape (slower; default: dynamic shapes)")
+
+    fi = add("fidelity", "predicted vs measured, before and after calibration",
+             "  roofline-sym fidelity h200.csv --gpu h200\n"
+             "  roofline-sym fidelity h200.csv --gpu h200 --write-hardware h200-cal.toml "
+             "--plot fidelity.png", cmd_fidelity)
+    fi.add_argument("file", metavar="FILE.csv", help="a file written by `roofline-sym measure`")
+    hw_options(fi)
+    cal = fi.add_mutually_exclusive_group()
+    cal.add_argument("--no-calibrate", action="store_true", help="report the model as is")
+    cal.add_argument("--calibrated", metavar="HW.toml", help="compare a calibrated entry")
+    fi.add_argument("--size-dependent", action="store_true",
+                    help="fit a GEMM efficiency that saturates with FLOPs")
+    fi.add_argument("--write-hardware", metavar="OUT.toml", help="write the calibrated entry")
+    fi.add_argument("--plot", metavar="OUT.png", help="predicted vs measured speedup")
+    fi.add_argument("--no-regimes", action="store_true", help="no per-regime breakdown")
+
     e = add("eval", "times and speedups at shapes",
             "  roofline-sym eval --gpu h200 --recipe rowwise --shape 16384,8192,28672\n"
             "  roofline-sym eval --gpu b200 --mode inference --shape 1,8192,8192 --json",
@@ -506,7 +550,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ModuleNotFoundError as exc:  # an optional extra (matplotlib) is missing
         print(f"roofline-sym: error: {exc}", file=sys.stderr)
         return 2
-    except (UserError, ValueError, LookupError, HardwareError, OSError) as exc:
+    except (UserError, ValueError, LookupError, HardwareError, OSError, RuntimeError) as exc:
         msg = exc.args[0] if isinstance(exc, LookupError) and exc.args else exc
         print(f"roofline-sym: error: {msg}", file=sys.stderr)
         return 2

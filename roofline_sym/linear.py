@@ -102,7 +102,9 @@ class Linear:
     """
 
     def __init__(self, recipe: Recipe, mode: str, fuse: bool, preset: str,
-                 opts: Options, terms: tuple[Term, ...], hw: Hardware | None = None):
+                 opts: Options, terms: tuple[Term, ...], hw: Hardware | None = None,
+                 unbound: "Linear | None" = None):
+        self.unbound = self if hw is None else unbound  # the model before .on()
         self.recipe = recipe
         self.mode = mode
         self.fuse = fuse
@@ -167,7 +169,12 @@ class Linear:
 
     # -- binding and evaluation ---------------------------------------------
     def on(self, hw: Hardware | str) -> "Linear":
-        """Bind hardware (an entry or a name in the preset's dataset), exactly."""
+        """Bind hardware (an entry or a name in the preset's dataset), exactly.
+
+        A bound model rebinds from its unbound terms.
+        """
+        if self.hardware is not None:
+            return self.unbound.on(hw)
         if isinstance(hw, str):
             hw = hardware(hw, dataset=self.options.dataset)
         problem = self.unsupported_reason(hw)
@@ -175,7 +182,8 @@ class Linear:
             raise ValueError(problem)
         values = hw.values_for(self.free_hardware_symbols)
         terms = tuple(t.xreplace(values) for t in self.terms)
-        return Linear(self.recipe, self.mode, self.fuse, self.preset, self.options, terms, hw)
+        return Linear(self.recipe, self.mode, self.fuse, self.preset, self.options, terms, hw,
+                      unbound=self)
 
     def unsupported_reason(self, hw: Hardware) -> str | None:
         """Why this recipe cannot run on ``hw`` (a dtype or block scaling it

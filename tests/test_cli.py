@@ -122,8 +122,27 @@ def test_formula_breakeven_closed_form(capsys):
     assert code == 0 and "M* = (5*t_launch + 8*K*N/(BW*eta_mem))" in out
 
 
+def test_fidelity_on_the_synthetic_sample(capsys, tmp_path):
+    from roofline_sym.fidelity import sample_path
+
+    out_toml = tmp_path / "cal.toml"
+    code, out, _ = run(capsys, "fidelity", str(sample_path()), "--gpu", "h200",
+                       "--write-hardware", str(out_toml), "--no-regimes")
+    assert code == 0 and "SYNTHETIC" in out and "after:" in out
+    import roofline_sym as rs
+
+    (hw,) = rs.load_hardware(out_toml)
+    assert hw.peak_flops == rs.hardware("h200").peak_flops
+
+
+def test_measure_without_a_gpu_is_one_line(capsys, tmp_path):
+    code, _, err = run(capsys, "measure", "--out", str(tmp_path / "m.csv"))
+    assert code == 2 and err.count("\n") == 1 and ("CUDA" in err or "torch" in err)
+
+
 def test_help_everywhere_has_examples(capsys):
-    for cmd in ("hardware", "recipes", "formula", "eval", "breakeven", "sweep", "plot"):
+    for cmd in ("hardware", "recipes", "formula", "eval", "breakeven", "sweep", "plot",
+                "measure", "fidelity"):
         with pytest.raises(SystemExit):
             main([cmd, "--help"])
         assert "examples:" in capsys.readouterr().out
@@ -149,6 +168,7 @@ BAD_INPUT = [
     (["sweep", "--gpu", "h100"], "--shapes is required"),
     (["sweep", "--gpu", "h100", "--shapes", "/nonexistent.csv"], "nonexistent.csv"),
     (["formula", "--recipe", "rowwise", "--term", "lowp.gemm.nope"], "no term"),
+    (["fidelity", "/nonexistent.csv"], "nonexistent.csv"),
     (["plot", "heatmap", "--gpu", "h100", "--recipe", "tensorwise", "-o", "x.txt"],
      "use a .png, .svg or .pdf"),
     (["plot", "roofline", "--gpu", "h100", "--recipe", "tensorwise", "--shape", "1,2",

@@ -295,3 +295,11 @@ def test_hardware_axis_refuses_unsupported_and_bound():
         rs.linear("tensorwise").hardware_axis(["h100", "a100"])
     with pytest.raises(ValueError, match="unbound model"):
         rs.linear("tensorwise").on("h100").hardware_axis(["h100"])
+
+
+def test_rebinding_a_bound_model_uses_the_new_hardware():
+    h100 = rs.linear("tensorwise").on("h100")
+    h200 = h100.on("h200")
+    direct = rs.linear("tensorwise").on("h200")
+    assert h200.hardware.name == "H200 SXM"
+    assert h200.lowp_time == direct.lowp_time != h100.lowp_time
