@@ -547,6 +547,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             return main_job(args)
         return args.func(args)
+    except BrokenPipeError:  # output piped into `head`: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except ModuleNotFoundError as exc:  # an optional extra (matplotlib) is missing
         print(f"roofline-sym: error: {exc}", file=sys.stderr)
         return 2
