@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -124,6 +125,36 @@ def _log_grid(lo: float, hi: float, n: int) -> tuple[np.ndarray, np.ndarray]:
     """``n`` cells on a log axis: (edges, geometric centers)."""
     edges = np.geomspace(lo, hi, n + 1)
     return edges, np.sqrt(edges[:-1] * edges[1:])
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """Log-spaced cells over (M, K = N): ranges, edges, centres and the mesh."""
+
+    m_lo: float
+    m_hi: float
+    k_lo: float
+    k_hi: float
+    m_edges: np.ndarray
+    k_edges: np.ndarray
+    mm: np.ndarray  # M of every cell, rows over M
+    kk: np.ndarray  # K (= N) of every cell
+
+    @classmethod
+    def make(cls, m_range, k_range, resolution: int) -> "_Cells":
+        m_lo, m_hi = _range(m_range, "m_range")
+        k_lo, k_hi = _range(k_range, "k_range")
+        m_edges, ms = _log_grid(m_lo, m_hi, resolution)
+        k_edges, ks = _log_grid(k_lo, k_hi, resolution)
+        kk, mm = np.meshgrid(ks, ms)
+        return cls(m_lo, m_hi, k_lo, k_hi, m_edges, k_edges, mm, kk)
+
+    def frame(self, ax) -> None:
+        """Axis limits and power-of-two ticks of the cells."""
+        ax.set_xlim(self.k_lo, self.k_hi)
+        ax.set_ylim(self.m_lo, self.m_hi)
+        _pow2_ticks(ax, "x", self.k_lo, self.k_hi)
+        _pow2_ticks(ax, "y", self.m_lo, self.m_hi)
 
 
 def _pow2_ticks(ax, axis: str, lo: float, hi: float) -> None:
@@ -231,24 +262,21 @@ def speedup_heatmap(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768)
     regime conditions hold.  Returns the Figure.
     """
     mb = _bound(model, hw)
-    m_lo, m_hi = _range(m_range, "m_range")
-    k_lo, k_hi = _range(k_range, "k_range")
+    cells = _Cells.make(m_range, k_range, resolution)
+    k_lo, k_hi = cells.k_lo, cells.k_hi
     with _style():
         from matplotlib import colormaps
         from matplotlib.colors import TwoSlopeNorm
         from matplotlib.patches import Patch
 
         fig, ax = _new_axes(ax, width, height)
-        m_edges, ms = _log_grid(m_lo, m_hi, resolution)
-        k_edges, ks = _log_grid(k_lo, k_hi, resolution)
-        kk, mm = np.meshgrid(ks, ms)
-        speedup = mb.evaluate(M=mm, K=kk, N=kk)["speedup"]
+        speedup = mb.evaluate(M=cells.mm, K=cells.kk, N=cells.kk)["speedup"]
         lo, hi = float(np.nanmin(speedup)), float(np.nanmax(speedup))
         norm = TwoSlopeNorm(vcenter=1.0, vmin=min(lo, 0.999), vmax=max(hi, 1.001))
         # exact ties (both sides at the launch floor) are not "slightly faster": gray
         tie = np.abs(speedup - 1.0) <= 1e-12
         colors = colormaps[cmap].with_extremes(bad=_TIE_COLOR)
-        mesh = ax.pcolormesh(k_edges, m_edges, np.ma.masked_where(tie, speedup),
+        mesh = ax.pcolormesh(cells.k_edges, cells.m_edges, np.ma.masked_where(tie, speedup),
                              cmap=colors, norm=norm, shading="flat", rasterized=True)
         mesh.set_gid("speedup")
         cbar = fig.colorbar(mesh, ax=ax, pad=0.02)
@@ -263,10 +291,7 @@ def speedup_heatmap(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768)
             (line,) = ax.plot(kc, _closed_form_curve(mb, kc), color="#ffd92f", lw=1.1,
                               ls=(0, (3, 2)), label="closed form (one regime)")
             line.set_gid("closed_form")
-        ax.set_xlim(k_lo, k_hi)
-        ax.set_ylim(m_lo, m_hi)
-        _pow2_ticks(ax, "x", k_lo, k_hi)
-        _pow2_ticks(ax, "y", m_lo, m_hi)
+        cells.frame(ax)
         ax.set_xlabel(_K_LABEL)
         ax.set_ylabel(_M_LABEL)
         ax.set_title(title if title is not None else _describe(mb))
@@ -532,17 +557,14 @@ def regime_map(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768),
     if side not in ("lowp", "baseline"):
         raise ValueError(f"side must be 'lowp' or 'baseline', not {side!r}")
     mb = _bound(model, hw)
-    m_lo, m_hi = _range(m_range, "m_range")
-    k_lo, k_hi = _range(k_range, "k_range")
+    cells = _Cells.make(m_range, k_range, resolution)
+    mm = cells.mm
     with _style():
         from matplotlib.colors import BoundaryNorm, ListedColormap
         from matplotlib.patches import Patch
 
         fig, ax = _new_axes(ax, width, height)
-        m_edges, ms = _log_grid(m_lo, m_hi, resolution)
-        k_edges, ks = _log_grid(k_lo, k_hi, resolution)
-        kk, mm = np.meshgrid(ks, ms)
-        terms = mb.evaluate_terms(mm, kk, kk)
+        terms = mb.evaluate_terms(mm, cells.kk, cells.kk)
         varying = {t.name for t in mb.terms if len(t.pieces) > 1 and t.side == side}
         gemm = _state([terms[n][1] for n in varying if ".gemm." in n])
         cast = _state([terms[n][1] for n in varying if ".gemm." not in n])
@@ -559,17 +581,15 @@ def regime_map(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768),
         colors = [_category_color(g, c) for g, c in cats]
         cmap = ListedColormap(colors)
         norm = BoundaryNorm(np.arange(len(cats) + 1) - 0.5, len(cats))
-        mesh = ax.pcolormesh(k_edges, m_edges, codes, cmap=cmap, norm=norm, shading="flat",
-                             rasterized=True)
+        mesh = ax.pcolormesh(cells.k_edges, cells.m_edges, codes, cmap=cmap, norm=norm,
+                             shading="flat", rasterized=True)
         mesh.set_gid("regimes")
         ax.set_xscale("log")
         ax.set_yscale("log")
         if breakeven and side == "lowp":
-            _draw_breakeven(ax, mb, k_lo, k_hi, points, color="k", lw=1.2, label=None)
-        ax.set_xlim(k_lo, k_hi)
-        ax.set_ylim(m_lo, m_hi)
-        _pow2_ticks(ax, "x", k_lo, k_hi)
-        _pow2_ticks(ax, "y", m_lo, m_hi)
+            _draw_breakeven(ax, mb, cells.k_lo, cells.k_hi, points, color="k", lw=1.2,
+                            label=None)
+        cells.frame(ax)
         ax.set_xlabel(_K_LABEL)
         ax.set_ylabel(_M_LABEL)
         ax.set_title(title if title is not None else _describe(mb))
