@@ -44,8 +44,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .hardware import Hardware, hardware as lookup_hardware, load_hardware
-from .measure import (Measurements, RepeatPolicy, grid, model_times, parse_csv, read_csv, run,
-                      write_csv)
+from .components import model_times
+from .measure import RepeatPolicy, grid, run
+from .measurements import Measurements, parse_csv, read_csv, write_csv
 
 __all__ = ["Calibration", "fit", "synthesize", "hardware_values", "resolve_hardware"]
 

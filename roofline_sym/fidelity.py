@@ -32,8 +32,8 @@ import numpy as np
 from .calibrate import Calibration, fit, hardware_values, resolve_hardware
 from .hardware import Hardware, load_hardware
 from .linear import linear
-from .measure import (CAST_RECIPES, GEMM_NAMES, Measurements, _cast_components, model_times,
-                      read_csv)
+from .components import CAST_RECIPES, GEMM_NAMES, _cast_components, model_times
+from .measurements import Measurements, read_csv
 
 __all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components"]
 

@@ -1,0 +1,271 @@
+"""The measured components, and what the cost model predicts for each.
+
+A component is one GEMM (bf16 or fp8, three per linear layer), one cast
+kernel of the tensorwise or rowwise recipe, or a micro-benchmark.  ``Case``
+is a component at a linear-layer shape: the operation the harness runs and
+the FLOPs and bytes the model charges for it (``costs``, ``model_times``).
+
+>>> c = Case("gemm.fp8_rowwise.grad_input", M=16384, K=8192, N=1024)
+>>> c.op                 # grad_input = grad_output @ weight.T: (m, k, n) = (M, N, K)
+('gemm', 'fp8_rowwise', 16384, 1024, 8192, False)
+>>> c.dtype, c.flops, c.bytes    # rowwise: fp32 scales per row of a, per column of b
+('fp8', 274877906944.0, 293699584.0)
+>>> Case("cast.rowwise.input.cast_dim1", 16384, 8192, 1024).op   # reads the bf16 transpose
+('rw_rows', 8192, 16384)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache, cached_property
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import sympy
+
+from . import symbols as S
+from .formats import element
+from .recipes import gemm_dims, recipe, role_dims
+from .term import Term
+
+__all__ = [
+    "GEMM_NAMES",
+    "GEMM_KINDS",
+    "FAST_ACCUM",
+    "CAST_RECIPES",
+    "CAST_IMPLS",
+    "MICRO",
+    "COMPONENTS",
+    "Case",
+    "model_term",
+    "costs",
+    "model_times",
+]
+
+
+# -- components and the model terms that predict them ---------------------------
+GEMM_NAMES = tuple(gemm_dims("training"))  # output, grad_input, grad_weight
+# GEMM kind -> (recipe whose model prices it, side of the model)
+GEMM_KINDS = {
+    "bf16": ("tensorwise", "baseline"),
+    "fp8_tensorwise": ("tensorwise", "lowp"),
+    "fp8_rowwise": ("rowwise", "lowp"),
+}
+# torchao's Float8LinearConfig defaults: fast accumulation in the forward GEMM
+# only; the backward GEMMs accumulate in full precision.
+FAST_ACCUM = {"output": True, "grad_input": False, "grad_weight": False}
+CAST_RECIPES = ("tensorwise", "rowwise")
+
+# (recipe, "act" or "weight", kernel) -> (implementation, transposed): the
+# operation the harness runs for a kernel of recipes.py.  "transposed": the
+# kernel reads the bf16 transpose (dim1 x dim0) an earlier kernel wrote.
+CAST_IMPLS: dict[tuple[str, str, str], tuple[str, bool]] = {
+    ("tensorwise", "act", "amax"): ("amax", False),
+    ("tensorwise", "act", "amax_final"): ("amax_final", False),
+    ("tensorwise", "act", "cast_dim0_dim1"): ("tw_cast_dim0_dim1", False),
+    ("tensorwise", "weight", "amax"): ("amax", False),
+    ("tensorwise", "weight", "amax_final"): ("amax_final", False),
+    ("tensorwise", "weight", "cast_dim0"): ("tw_cast", False),
+    ("tensorwise", "weight", "cast_dim1"): ("tw_cast_t", False),
+    ("rowwise", "act", "cast_dim0_transpose"): ("rw_rows_transpose", False),
+    ("rowwise", "act", "cast_dim1"): ("rw_rows", True),
+    ("rowwise", "weight", "cast_dim0"): ("rw_cols", False),
+    ("rowwise", "weight", "transpose"): ("transpose", False),
+    ("rowwise", "weight", "cast_dim1"): ("rw_cols", True),
+}
+MICRO = ("micro.launch", "micro.copy")
+
+
+def _cast_components() -> tuple[str, ...]:
+    # derived from recipes.py, so a kernel added there shows up here (and a
+    # test fails until CAST_IMPLS says how to run it)
+    return tuple(f"cast.{r}.{role}.{k.name}" for r in CAST_RECIPES
+                 for role, kernels in recipe(r, "training").kernels.items() for k in kernels)
+
+
+COMPONENTS = (
+    *(f"gemm.{kind}.{g}" for kind in GEMM_KINDS for g in GEMM_NAMES),
+    *_cast_components(),
+    *MICRO,
+)
+_COMPONENT_SET = frozenset(COMPONENTS)
+
+
+@cache
+def _linear(recipe_name: str):
+    from .linear import linear  # linear imports nothing from here; lazy keeps import light
+
+    # standalone kernels read their input from memory: the unfused model
+    return linear(recipe_name, mode="training", fuse=False, preset="default")
+
+
+def model_term(component: str) -> Term:
+    """The model's term for a component (unbound: hardware symbols free).
+
+    GEMMs and casts are terms of ``linear(recipe, fuse=False)``; the micro
+    benchmarks are a bf16 copy kernel and a kernel that moves nothing.
+
+    >>> model_term("cast.tensorwise.weight.amax_final").expr
+    t_launch
+    >>> model_term("micro.copy").expr
+    Max(t_launch, 4*M/(BW*eta_mem))
+    """
+    _check_component(component)
+    kind, *rest = component.split(".")
+    launch = ("launch", S.launch_overhead())
+    if component == "micro.launch":
+        return Term(component, (launch,))
+    if component == "micro.copy":  # M elements of bf16 read and written
+        nbytes = 2 * element("bf16").bytes * S.M
+        return Term(component, (("memory", nbytes / (S.mem_bw() * S.mem_efficiency())), launch))
+    if kind == "gemm":
+        gemm_kind, gemm = rest
+        recipe_name, side = GEMM_KINDS[gemm_kind]
+        name = f"{side}.gemm.{gemm}"
+    else:
+        recipe_name, role, kernel = rest
+        name = f"lowp.cast.{role}.{kernel}"
+    return {t.name: t for t in _linear(recipe_name).terms}[name]
+
+
+@cache
+def _cost(component: str) -> tuple[str, Callable]:
+    """(dtype, f(M, K, N) -> (flops, bytes)) read off the term's pieces."""
+    dtype, flops, nbytes = "", sympy.Integer(0), sympy.Integer(0)
+    for regime, expr in model_term(component).pieces:
+        if regime == "compute":
+            peak = next(s for s in expr.free_symbols if s.name.startswith("P_"))
+            dtype = peak.name[2:]
+            flops = expr.xreplace({peak: 1, S.gemm_efficiency(dtype): 1})
+        elif regime == "memory":
+            nbytes = expr.xreplace({S.mem_bw(): 1, S.mem_efficiency(): 1})
+    fn = sympy.lambdify(S.SHAPE_SYMBOLS, [flops, nbytes], modules="numpy")
+    return dtype, fn
+
+
+def _check_component(component: str) -> None:
+    if component not in _COMPONENT_SET:
+        raise ValueError(f"unknown component {component!r}; known: {', '.join(COMPONENTS)}")
+
+
+def costs(components: Sequence[str], M: Any, K: Any, N: Any
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: the model's (dtype, FLOPs, bytes) of ``components[i]`` at shape i.
+
+    >>> d, f, b = costs(["gemm.bf16.output", "micro.launch"], [512, 1], [512, 1], [512, 1])
+    >>> d.tolist(), f.tolist(), b.tolist()
+    (['bf16', ''], [268435456.0, 0.0], [1572864.0, 0.0])
+    """
+    comps = np.asarray(components, dtype=object)
+    shape = [np.broadcast_to(np.asarray(v, dtype=np.float64), comps.shape) for v in (M, K, N)]
+    dtype = np.full(comps.shape, "", dtype=object)
+    flops, nbytes = np.zeros(comps.shape), np.zeros(comps.shape)
+    for comp in dict.fromkeys(comps.tolist()):
+        mask = comps == comp
+        d, fn = _cost(comp)
+        f, b = fn(*(a[mask] for a in shape))
+        dtype[mask], flops[mask], nbytes[mask] = d, f, b
+    return dtype, flops, nbytes
+
+
+def model_times(dtype: np.ndarray, flops: np.ndarray, nbytes: np.ndarray,
+                values: Mapping[str, Any], regimes: bool = False):
+    """The model's time of each row: ``Max(F / (P_d eta_d), B / (BW eta_mem), t_launch)``.
+
+    This is every term's formula (a GEMM has all three pieces, a cast kernel
+    no compute piece, a kernel that moves no bytes only the launch floor),
+    vectorised over rows.  ``values`` maps hardware symbol names (``P_fp8``,
+    ``eta_fp8``, ``BW``, ``eta_mem``, ``t_launch``) to numbers or per-row
+    arrays (a size-dependent efficiency).  With ``regimes=True`` also return
+    each row's regime (compute, memory, launch).
+
+    >>> v = {"P_bf16": 1e15, "eta_bf16": 0.5, "BW": 1e12, "eta_mem": 0.5, "t_launch": 2e-6}
+    >>> t, r = model_times(np.array(["bf16", ""]), np.array([1e12, 0.0]),
+    ...                    np.array([1e6, 0.0]), v, regimes=True)
+    >>> t.tolist(), r.tolist()
+    ([0.002, 2e-06], ['compute', 'launch'])
+    """
+    dtype = np.asarray(dtype, dtype=object)
+    flops, nbytes = np.asarray(flops, float), np.asarray(nbytes, float)
+    pieces = np.full((3,) + dtype.shape, -np.inf)
+    for d in set(dtype.tolist()) - {""}:
+        mask = dtype == d
+        eta = np.broadcast_to(np.asarray(values[f"eta_{d}"], float), dtype.shape)[mask]
+        pieces[0][mask] = flops[mask] / (float(values[f"P_{d}"]) * eta)
+    bw = float(values["BW"]) * np.broadcast_to(np.asarray(values["eta_mem"], float), dtype.shape)
+    pieces[1] = np.where(nbytes > 0, nbytes / bw, -np.inf)
+    pieces[2] = np.broadcast_to(np.asarray(values["t_launch"], float), dtype.shape)
+    times = pieces.max(axis=0)
+    if not regimes:
+        return times
+    return times, np.array(("compute", "memory", "launch"), dtype=object)[pieces.argmax(axis=0)]
+
+
+# -- cases ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Case:
+    """One component at one linear-layer shape; ``op`` is what actually runs.
+
+    Cases whose ``op`` is equal (the three GEMMs of a cube, an amax shared by
+    roles of equal shape) are timed once.
+    """
+
+    component: str
+    M: int
+    K: int
+    N: int
+    shape: str = ""
+    shape_set: str = ""
+
+    def __post_init__(self) -> None:
+        _check_component(self.component)
+        for name in ("M", "K", "N"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not float(value).is_integer() or value <= 0:
+                raise ValueError(f"case {self.component}: {name} must be a positive "
+                                 f"integer, not {value!r}")
+            object.__setattr__(self, name, int(value))
+
+    @property
+    def kind(self) -> str:
+        """``gemm``, ``cast`` or ``micro``."""
+        return self.component.split(".", 1)[0]
+
+    @cached_property
+    def op(self) -> tuple:
+        """The operation: ``("gemm", kind, m, k, n, fast_accum)``, ``(impl, d0, d1)``..."""
+        kind, *rest = self.component.split(".")
+        dims = {S.M: self.M, S.K: self.K, S.N: self.N}
+        if kind == "gemm":
+            gemm_kind, gemm = rest
+            m, k, n = (dims[d] for d in gemm_dims("training")[gemm])
+            fast = FAST_ACCUM[gemm] if gemm_kind != "bf16" else None
+            return ("gemm", gemm_kind, m, k, n, fast)
+        if kind == "cast":
+            recipe_name, role, kernel = rest
+            key = (recipe_name, "weight" if role == "weight" else "act", kernel)
+            if key not in CAST_IMPLS:
+                raise ValueError(f"no implementation of kernel {kernel!r} of {recipe_name} "
+                                 f"({role}) in components.CAST_IMPLS")
+            impl, transposed = CAST_IMPLS[key]
+            d0, d1 = (dims[d] for d in role_dims("training")[role])
+            return (impl, d1, d0) if transposed else (impl, d0, d1)
+        return ("launch",) if self.component == "micro.launch" else ("copy", self.M)
+
+    @cached_property
+    def _cost(self) -> tuple[str, float, float]:
+        d, f, b = costs([self.component], self.M, self.K, self.N)
+        return d[0], float(f[0]), float(b[0])
+
+    @property
+    def dtype(self) -> str:
+        """The GEMM peak the model prices it at (``bf16``, ``fp8``), or ``""``."""
+        return self._cost[0]
+
+    @property
+    def flops(self) -> float:
+        return self._cost[1]
+
+    @property
+    def bytes(self) -> float:
+        return self._cost[2]

@@ -1,0 +1,261 @@
+"""The measurement CSV: one row per timed case, ``#`` comment lines, a schema.
+
+``CsvWriter`` and ``write_csv`` write it; ``read_csv`` and ``parse_csv``
+read and validate it into ``Measurements``, with errors that name the file,
+line and column.
+
+>>> buf = io.StringIO()
+>>> write_csv([{"schema": SCHEMA, "component": "micro.launch", "M": 1, "K": 1, "N": 1,
+...             "time_s": 2.5e-6}], buf, comments=["example"])
+1
+>>> m = parse_csv(buf.getvalue())
+>>> m.cases[0].component, m.time_s.tolist(), m.comments
+('micro.launch', [2.5e-06], ('roofline_sym measurements, schema 1', 'example'))
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterable, Mapping, TextIO
+
+import numpy as np
+
+from .components import _COMPONENT_SET, COMPONENTS, Case, costs
+
+__all__ = [
+    "SCHEMA",
+    "HEADER_LINE",
+    "COLUMNS",
+    "REQUIRED_COLUMNS",
+    "CsvWriter",
+    "write_csv",
+    "Measurements",
+    "read_csv",
+    "parse_csv",
+]
+
+
+# -- the CSV schema -----------------------------------------------------------
+# Bump SCHEMA when a column changes meaning; readers refuse other versions.
+SCHEMA = 1
+HEADER_LINE = f"roofline_sym measurements, schema {SCHEMA}"
+COLUMNS = (
+    "schema",          # SCHEMA of the row
+    "component",       # gemm.<kind>.<gemm>, cast.<recipe>.<role>.<kernel>, micro.<name>
+    "shape_set",       # where the shape comes from: cube, llama3-70b, micro
+    "shape",           # a readable name of the shape
+    "M", "K", "N",     # the linear layer (micro rows: M = elements, K = N = 1)
+    "dtype",           # the GEMM peak the model uses (bf16, fp8), empty for kernels
+    "bytes",           # bytes moved, per the model
+    "flops",           # FLOPs, per the model
+    "time_s",          # median over repeats, seconds
+    "time_min_s", "time_max_s",
+    "repeats",
+    "gpu", "torch", "cuda",
+    "sm_clock_mhz", "mem_clock_mhz",  # read after the op was timed, when readable
+)
+REQUIRED_COLUMNS = ("component", "M", "K", "N", "time_s")
+_INT_COLUMNS = ("M", "K", "N", "repeats")
+_FLOAT_COLUMNS = ("bytes", "flops", "time_s", "time_min_s", "time_max_s",
+                  "sm_clock_mhz", "mem_clock_mhz")
+
+
+# -- writing and reading ---------------------------------------------------------------
+def _cell(value: Any, column: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if column in ("time_s", "time_min_s", "time_max_s"):
+        return f"{float(value):.6e}"
+    if column in ("bytes", "flops"):
+        return f"{float(value):.17g}"
+    return str(value)
+
+
+class CsvWriter:
+    """Writes the header comment, the column header and rows, flushing each row
+    (a run that dies half way keeps what it measured).
+
+    >>> buf = io.StringIO()
+    >>> w = CsvWriter(buf, comments=["example"])
+    >>> w.comment("a note")
+    >>> buf.getvalue().splitlines()[:2]
+    ['# roofline_sym measurements, schema 1', '# example']
+    """
+
+    def __init__(self, file: TextIO, comments: Iterable[str] = ()):
+        self._file = file
+        for line in (HEADER_LINE, *comments):
+            self.comment(line)
+        self._writer = csv.writer(file, lineterminator="\n")
+        self._writer.writerow(COLUMNS)
+
+    def comment(self, text: str) -> None:
+        for line in str(text).splitlines() or [""]:
+            self._file.write(f"# {line}\n")
+        self._file.flush()
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        self._writer.writerow([_cell(row.get(c), c) for c in COLUMNS])
+        self._file.flush()
+
+
+def write_csv(rows: Iterable[Mapping[str, Any]], path_or_file: str | os.PathLike | TextIO,
+              comments: Iterable[str] = ()) -> int:
+    """Write rows (dicts over ``COLUMNS``) as a measurement CSV; returns the row count."""
+    if hasattr(path_or_file, "write"):
+        return _write_rows(path_or_file, rows, comments)
+    with open(path_or_file, "w", newline="", encoding="utf-8") as f:
+        return _write_rows(f, rows, comments)
+
+
+def _write_rows(f: TextIO, rows, comments) -> int:
+    writer, n = CsvWriter(f, comments), 0
+    for row in rows:
+        writer.write(row)
+        n += 1
+    return n
+
+
+@dataclass(frozen=True, eq=False)
+class Measurements:
+    """Validated rows of a measurement file: ``cases``, ``time_s`` and the raw
+    text of every column; ``comments`` are the ``#`` lines.
+
+    >>> m = parse_csv("component,M,K,N,time_s\\nmicro.launch,1,1,1,2.5e-6\\n")
+    >>> len(m), m.time_s.tolist(), m.synthetic
+    (1, [2.5e-06], False)
+    """
+
+    cases: tuple[Case, ...]
+    time_s: np.ndarray
+    columns: Mapping[str, tuple[str, ...]] = field(repr=False)
+    comments: tuple[str, ...] = ()
+    source: str = "<memory>"
+    lines: tuple[int, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    @property
+    def synthetic(self) -> bool:
+        """Whether the file says it is synthetic (generated, not measured)."""
+        return any("synthetic" in c.lower() for c in self.comments) or any(
+            "synthetic" in g.lower() for g in self.columns.get("gpu", ()))
+
+    @property
+    def gpu(self) -> str:
+        """The first non-empty ``gpu`` value, or ``""``."""
+        return next((g for g in self.columns.get("gpu", ()) if g), "")
+
+    @cached_property
+    def components(self) -> np.ndarray:
+        return np.array([c.component for c in self.cases], dtype=object)
+
+    @cached_property
+    def shapes(self) -> np.ndarray:
+        """``(rows, 3)`` float array of M, K, N."""
+        return np.array([(c.M, c.K, c.N) for c in self.cases], dtype=np.float64).reshape(-1, 3)
+
+    @cached_property
+    def costs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The current model's (dtype, FLOPs, bytes) per row (not the file's columns)."""
+        return costs(self.components, *self.shapes.T)
+
+    def select(self, mask: Any) -> "Measurements":
+        """The rows where ``mask`` (a boolean array or a predicate on ``Case``) holds."""
+        if callable(mask):
+            mask = [bool(mask(c)) for c in self.cases]
+        idx = np.flatnonzero(np.asarray(mask, dtype=bool))
+        return Measurements(tuple(self.cases[i] for i in idx), self.time_s[idx],
+                            {k: tuple(v[i] for i in idx) for k, v in self.columns.items()},
+                            self.comments, self.source,
+                            tuple(self.lines[i] for i in idx) if self.lines else ())
+
+    def write(self, path_or_file: str | os.PathLike | TextIO) -> int:
+        """Write back as CSV (the ``#`` comments after the schema line are kept)."""
+        rows = [{c: self.columns[c][i] if c in self.columns else "" for c in COLUMNS}
+                for i in range(len(self))]
+        for i, row in enumerate(rows):
+            row["schema"] = row["schema"] or SCHEMA
+            row["time_s"] = float(self.time_s[i])
+            for c in ("time_min_s", "time_max_s", "bytes", "flops"):
+                row[c] = float(row[c]) if row[c] not in ("", None) else None
+        comments = [c for c in self.comments if c != HEADER_LINE]
+        return write_csv(rows, path_or_file, comments)
+
+
+def read_csv(path: str | os.PathLike) -> Measurements:
+    """Read and validate a measurement CSV; errors name the file, line and column."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read measurement file ({exc})") from None
+    return parse_csv(text, str(path))
+
+
+def parse_csv(text: str, source: str = "<memory>") -> Measurements:
+    """Parse measurement CSV text (see ``read_csv``)."""
+    comments, lines = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith("#"):
+            comments.append(line.lstrip()[1:].strip())
+        elif line.strip():
+            lines.append((number, line))
+    if not lines:
+        raise ValueError(f"{source}: no header row (expected columns {', '.join(COLUMNS)})")
+    records = list(csv.reader([line for _, line in lines]))
+    header = [h.strip() for h in records[0]]
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise ValueError(f"{source}: missing column(s) {', '.join(map(repr, missing))} "
+                         f"(line {lines[0][0]} is the header; required: "
+                         f"{', '.join(REQUIRED_COLUMNS)})")
+    if len(set(header)) != len(header):
+        raise ValueError(f"{source}: line {lines[0][0]}: duplicate column names in the header")
+    if len(records) == 1:
+        raise ValueError(f"{source}: no measurement rows after the header")
+    columns: dict[str, list[str]] = {h: [] for h in header}
+    cases, times, numbers = [], [], []
+    for (number, _), record in zip(lines[1:], records[1:]):
+        where = f"{source}: line {number}"
+        if len(record) != len(header):
+            raise ValueError(f"{where}: {len(record)} fields, but the header has {len(header)}")
+        row = {h: v.strip() for h, v in zip(header, record)}
+        if "schema" in row and row["schema"] != str(SCHEMA):
+            raise ValueError(f"{where}, column 'schema': {row['schema']!r} is not a supported "
+                             f"schema (this roofline_sym reads schema {SCHEMA})")
+        if row["component"] not in _COMPONENT_SET:
+            raise ValueError(f"{where}, column 'component': unknown component "
+                             f"{row['component']!r}; known: {', '.join(COMPONENTS)}")
+        for c in _FLOAT_COLUMNS + _INT_COLUMNS:
+            if c in row and (row[c] or c in REQUIRED_COLUMNS):
+                _number(row[c], where, c, integer=c in _INT_COLUMNS,
+                        positive=c in REQUIRED_COLUMNS)
+        cases.append(Case(row["component"], int(float(row["M"])), int(float(row["K"])),
+                          int(float(row["N"])), row.get("shape", ""), row.get("shape_set", "")))
+        times.append(float(row["time_s"]))
+        numbers.append(number)
+        for h in header:
+            columns[h].append(row[h])
+    return Measurements(tuple(cases), np.array(times), {k: tuple(v) for k, v in columns.items()},
+                        tuple(comments), source, tuple(numbers))
+
+
+def _number(text: str, where: str, column: str, integer: bool, positive: bool) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{where}, column {column!r}: {text!r} is not a number") from None
+    if not math.isfinite(value) or (positive and value <= 0) or value < 0:
+        raise ValueError(f"{where}, column {column!r}: {text!r} must be "
+                         f"{'positive' if positive else 'non-negative'} and finite")
+    if integer and not value.is_integer():
+        raise ValueError(f"{where}, column {column!r}: {text!r} is not an integer")
+    return value
