@@ -25,6 +25,7 @@ on block-aligned shapes (``floor(K/32) = K/32``); the result says so.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import combinations
@@ -35,10 +36,12 @@ import sympy
 
 from . import symbols as S
 from .linear import Linear
+from .term import REGIMES
 
 __all__ = ["breakeven", "BreakEven"]
 
 _SHAPES = {"M": S.M, "K": S.K, "N": S.N}
+_SHAPE_MAX = 2 ** 53
 _INF = float("inf")
 
 
@@ -59,16 +62,29 @@ def _variable(solve_for: Any) -> sympy.Symbol:
                      "symbol (BW, eta_mem, t_launch, P_fp8, eta_fp8, ...)")
 
 
+def _rationalize(expr: sympy.Expr) -> sympy.Expr:
+    """Floats inside an expression as the exact Rationals of their decimals."""
+    return expr.xreplace({f: sympy.Rational(repr(float(f))) for f in expr.atoms(sympy.Float)})
+
+
 def _exact(value: Any, name: str) -> sympy.Expr:
     """A fixed value: a positive finite number (exact) or a SymPy expression."""
     if isinstance(value, sympy.Basic):
+        value = _rationalize(value)
         if value.is_number and not (value.is_finite and value.is_positive):
             raise ValueError(f"{name} must be positive and finite, got {value}")
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"{name} must be a number or a SymPy expression, got {value!r}")
-    if not (np.isfinite(value) and value > 0):
+    try:
+        finite = math.isfinite(float(value))
+    except OverflowError:
+        finite = False
+    if not (finite and value > 0):
         raise ValueError(f"{name} must be positive and finite, got {value!r}")
+    if name in _SHAPES and value > _SHAPE_MAX:
+        raise ValueError(f"{name} = {value!r} is beyond 2**53, where float64 stops counting "
+                         "elements exactly")
     if isinstance(value, (float, np.floating)):
         return sympy.Rational(repr(float(value)))
     return sympy.Integer(int(value))
@@ -91,7 +107,7 @@ def _ray(along: Any) -> dict[sympy.Symbol, sympy.Expr]:
         if isinstance(value, str) or not isinstance(value, (sympy.Basic, int, float)):
             raise ValueError(f"ray value for {sym} must be a SymPy expression in rs.x "
                              f"or a number, got {value!r}")
-        expr = sympy.sympify(value)
+        expr = _rationalize(sympy.sympify(value))
         poly = None
         if expr.free_symbols <= {S.x}:
             try:
@@ -167,7 +183,7 @@ def _roots_in(c: tuple[Fraction, ...], lo: float, hi: float) -> list[_Point]:
         return []
     if len(c) == 2:
         r = -c[0] / c[1]
-        return [_Point(float(r), c, r)] if lo <= r <= hi else []
+        return [_Point(float(r), c, r)] if 0 < r and lo <= r <= hi else []
     fc = [float(a) for a in c]
     scale = max(abs(a) for a in fc)
     found = []
@@ -247,8 +263,15 @@ class BreakEven:
             return list(self.candidates)
         return sorted((self._value(p) for p in self._roots), key=float)
 
+    def _numeric(self, what: str) -> None:
+        if self.symbolic:
+            raise ValueError(f"{what} needs numbers: this result is symbolic; specialise it "
+                             "with .subs({...}) first")
+
     @property
     def root_values(self) -> np.ndarray:
+        """The break-even points as floats, increasing (numeric results)."""
+        self._numeric("root_values")
         vals = [1 / p.value if self.inverted else p.value for p in self._roots]
         return np.array(sorted(vals), dtype=float)
 
@@ -259,10 +282,14 @@ class BreakEven:
 
     @property
     def faster(self) -> sympy.Set:
-        """The set of the variable where low precision is strictly faster."""
+        """The set of the variable where low precision is strictly faster.
+
+        A symbolic result's set holds within its regime: the difference of the
+        regime's times is positive and every regime condition holds.
+        """
         if self.symbolic:
-            return sympy.ConditionSet(self.variable, self.difference > 0,
-                                      sympy.Interval.open(0, sympy.oo))
+            within = sympy.And(self.difference > 0, *(c for _, c in self.conditions))
+            return sympy.ConditionSet(self.variable, within, sympy.Interval.open(0, sympy.oo))
         return self._set(self._faster)
 
     @property
@@ -284,6 +311,7 @@ class BreakEven:
 
     def is_faster(self, values: Any) -> np.ndarray:
         """Vectorized membership in ``faster`` (numeric results)."""
+        self._numeric("is_faster")
         v = np.asarray(values, dtype=float)
         if self.inverted:
             v = 1 / v
@@ -294,6 +322,7 @@ class BreakEven:
 
     def regime_at(self, value: float) -> dict[str, str]:
         """The regime of every term at a value of the variable."""
+        self._numeric("regime_at")
         t = 1 / value if self.inverted else value
         for a, b, reg in self._regimes:
             if a.value <= t <= b.value:
@@ -308,8 +337,9 @@ class BreakEven:
         ``method`` says whether it did, and the full piecewise solve of the
         specialised model always backs it.
         """
-        mapping = {(_SHAPES.get(k) or S.hardware_symbol(k)) if isinstance(k, str) else k:
-                   _exact(v, str(k)) for k, v in values.items()}
+        free = set().union(*(v.free_symbols for v in self.substitution.values())) | (
+            self.model.free_hardware_symbols | set(S.SHAPE_SYMBOLS)) - set(self.substitution)
+        mapping = _values(values, free - {self.variable}, "this answer")
         substitution = {k: v.xreplace(mapping) for k, v in self.substitution.items()}
         substitution.update({k: v for k, v in mapping.items() if k not in substitution})
         # a fully numeric model is solved in full; one still symbolic keeps the regime
@@ -330,8 +360,8 @@ class BreakEven:
                 continue
             result.method = (f"closed form ({self.variable}* = {float(value):.6g}; regime "
                              "conditions hold), backed by the full piecewise solve")
-            if not any(abs(float(self._value(p)) - float(value)) <= 1e-9 * float(value)
-                       for p in result._roots):
+            if not any(abs(r - float(value)) <= 1e-9 * float(value)
+                       for r in result.root_values):
                 result.method += " [closed form not among the full roots]"
             return result
         result.method = f"numeric (closed-form regime does not hold: {why})"
@@ -493,7 +523,7 @@ def _solve_numeric(model, var, substitution, pieces, aligned) -> BreakEven:
         if not diff:
             extend(ties, a, b)
             continue
-        inner = [p for p in _roots_in(diff, a.value, b.value)]
+        inner = _roots_in(diff, a.value, b.value)
         for p in inner:
             if not any(abs(p.value - q.value) <= 1e-12 * max(1.0, p.value) for q in roots):
                 roots.append(p)
@@ -512,6 +542,20 @@ def _solve_numeric(model, var, substitution, pieces, aligned) -> BreakEven:
     return BreakEven(var, model, dict(substitution), "numeric (piecewise, exact per interval)",
                      aligned, inverted, roots, [tuple(s) for s in faster],
                      [tuple(s) for s in ties], regimes)
+
+
+def _check_regime(regime: Mapping[str, str], terms) -> None:
+    """Every requested key names some terms, and some of them have the regime."""
+    for key, want in regime.items():
+        if want not in REGIMES:
+            raise ValueError(f"regime {key!r}: {want!r} is not one of {', '.join(REGIMES)}")
+        hit = [t for t in terms if _requested(t.name, {key: want}) or
+               _requested(t.name.split(".", 1)[1], {key: want})]
+        if not hit:
+            raise ValueError(f"regime key {key!r} matches no term; terms: "
+                             f"{', '.join(t.name for t in terms)}")
+        if not any(want in dict(t.pieces) for t in hit):
+            raise ValueError(f"regime {key!r}: no matching term can be {want}-bound")
 
 
 def _default_regime(term, pieces) -> str:
@@ -533,6 +577,7 @@ def _solve_symbolic(model, var, substitution, pieces, aligned, regime) -> BreakE
     if regime is not None and not isinstance(regime, Mapping):
         raise ValueError("regime must be a mapping such as {'lowp.cast': 'memory', "
                          "'gemm': 'compute'} (keys: term names or dotted prefixes)")
+    _check_regime(regime or {}, [t for t, _ in pieces])
     choice, chosen_expr, conditions = {}, {}, []
     for term, ps in pieces:
         want = _requested(term.name, regime) or _requested(term.name.split(".", 1)[1], regime)
@@ -579,6 +624,26 @@ def _solve_symbolic(model, var, substitution, pieces, aligned, regime) -> BreakE
                      aligned, False, closed_form=closed, slope=slope, regime_choice=choice,
                      conditions=conditions, difference=diff, regime_request=regime,
                      candidates=candidates)
+
+
+def _values(values: Mapping, usable: set, what: str) -> dict[sympy.Symbol, sympy.Expr]:
+    """Fixed values by symbol (names or the library's own symbols), checked to be
+    symbols of ``what``: a typo or an unused value is an error, not a no-op.
+
+    Hardware *symbols* the model does not use are skipped, so a whole
+    ``hw.parameters`` mapping can be passed (an fp8 model ignores ``P_fp4``).
+    """
+    out = {}
+    for key, value in values.items():
+        sym = _variable(key) if isinstance(key, str) else key
+        if sym not in usable and not isinstance(key, str) and S.is_hardware_symbol(sym):
+            continue
+        if sym not in usable:
+            known = ", ".join(sorted(map(str, usable))) or "none"
+            raise ValueError(f"{key} is not a free symbol of {what} (free: {known}); "
+                             "use rs.M, rs.K, rs.N or hardware names such as 'BW'")
+        out[sym] = _exact(value, str(sym))
+    return out
 
 
 def _real_positive(value: sympy.Expr) -> sympy.Expr | None:
@@ -633,10 +698,16 @@ def breakeven(model: Linear, solve_for: Any = None, along: Any = None, *,
         raise ValueError(f"breakeven needs a model from rs.linear(), got {type(model).__name__}")
     if along is not None and solve_for is not None:
         raise ValueError("give either solve_for or along, not both")
-    substitution: dict[sympy.Symbol, sympy.Expr] = {}
-    for key, value in values.items():
-        sym = _SHAPES.get(key) or _variable(key)
-        substitution[sym] = _exact(value, key)
+    if hardware is not None and model.hardware is not None:
+        raise ValueError(f"the model is already bound to {model.hardware.name}: pass the "
+                         "unbound model with hardware=..., or no hardware=")
+    usable = set(S.SHAPE_SYMBOLS) | model.free_hardware_symbols
+    if model.hardware is not None:
+        bound = [k for k in values if k not in _SHAPES]
+        if bound:
+            raise ValueError(f"the model is bound to {model.hardware.name}, so {bound} cannot "
+                             "be set: pass the unbound model to vary hardware values")
+    substitution = _values(values, usable, "the model")
     if along is not None:
         var = S.x
         ray = _ray(along)

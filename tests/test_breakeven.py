@@ -328,3 +328,73 @@ def test_symbolic_closed_form_reads_as_rates():
     text = str(sym.closed_form)
     assert "(K + N)" in text and "5*t_launch" in text
     assert "or a < 0" in str(sym)
+
+
+def test_subs_on_a_hardware_rate_finds_its_closed_form_among_the_roots():
+    model = rs.linear("tensorwise", fuse=True, preset="torchao")
+    hw = rs.hardware("NVIDIA H100", dataset="torchao")
+    sym = rs.breakeven(model, solve_for="BW", M=2048, K=8192, N=8192)
+    rest = {k: v for k, v in hw.parameters.items() if k != S.mem_bw()}
+    special = sym.subs(rest)
+    assert special.method.startswith("closed form") and "not among" not in special.method
+    assert special.root_values[0] == pytest.approx(1.39005e12, rel=1e-5)
+
+
+def test_unused_or_misspelt_values_are_errors():
+    bound = rs.linear("tensorwise").on("h100")
+    with pytest.raises(ValueError, match="bound to H100 SXM"):
+        rs.breakeven(bound, solve_for="M", K=8192, N=8192, BW=1e15)
+    with pytest.raises(ValueError, match="already bound"):
+        rs.breakeven(bound, solve_for="M", K=8192, N=8192, hardware="b200")
+    free = rs.linear("tensorwise")
+    with pytest.raises(ValueError, match="P_fp4 is not a free symbol"):
+        rs.breakeven(free, solve_for="M", P_fp4=1e16)
+    sym = rs.breakeven(free, solve_for="M")
+    with pytest.raises(ValueError, match="not a free symbol"):
+        sym.subs({sympy.Symbol("K"): 8192})  # a plain K is not the positive rs.K
+    with pytest.raises(ValueError, match="not a free symbol|unknown variable"):
+        sym.subs({"P_typo": 1})
+
+
+def test_no_root_at_zero_for_a_homogeneous_difference():
+    # seed-style compute-only GEMMs with summed casts and no launch term in
+    # inference: D = a M, so low precision is faster for every M > 0, no root
+    model = rs.linear("rowwise", mode="inference", preset="seed").on(
+        rs.hardware("h100", dataset="seed"))
+    be = rs.breakeven(model, solve_for="M", K=8192, N=8192)
+    assert be.roots == [] and be.faster == sympy.Interval.open(0, sympy.oo)
+
+
+def test_numeric_helpers_refuse_symbolic_results():
+    sym = rs.breakeven(rs.linear("tensorwise", preset="torchao"), solve_for="M")
+    for call in (lambda: sym.is_faster([1e5]), lambda: sym.root_values,
+                 lambda: sym.regime_at(5000)):
+        with pytest.raises(ValueError, match="specialise it with .subs"):
+            call()
+
+
+def test_symbolic_faster_set_carries_the_regime_conditions():
+    sym = rs.breakeven(rs.linear("tensorwise", fuse=True, preset="torchao"), solve_for="M")
+    condition = sym.faster.condition
+    assert all(c in condition.args for _, c in sym.conditions)
+
+
+@pytest.mark.parametrize("regime, message", [
+    ({"lowp.cats": "memory"}, "matches no term"),
+    ({"gemm": "memroy"}, "is not one of"),
+    ({"lowp.cast.input.amax_final": "memory"}, "can be memory-bound"),
+])
+def test_regime_requests_are_checked(regime, message):
+    with pytest.raises(ValueError, match=message):
+        rs.breakeven(rs.linear("tensorwise", preset="torchao"), solve_for="M", regime=regime)
+
+
+def test_float_coefficients_are_made_exact():
+    model = rs.linear("rowwise", fuse=True).on("h100")
+    half = rs.breakeven(model, along={rs.M: 0.5 * x, rs.K: x, rs.N: x})
+    exact = rs.breakeven(model, along={rs.M: x / 2, rs.K: x, rs.N: x})
+    assert half.roots == exact.roots
+    assert rs.breakeven(model, solve_for="M", K=sympy.Float(8192), N=8192).roots == \
+        rs.breakeven(model, solve_for="M", K=8192, N=8192).roots
+    with pytest.raises(ValueError, match="beyond 2\\*\\*53"):
+        rs.breakeven(model, solve_for="M", K=2 ** 70, N=8192)
