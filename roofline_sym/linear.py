@@ -223,7 +223,8 @@ class Linear:
 
     def _pieces_at(self, M: Any, K: Any, N: Any, hardware_values: dict):
         fn, free, spans, groups = self._compiled
-        shapes = [_as_positive_array(v, name) for v, name in ((M, "M"), (K, "K"), (N, "N"))]
+        shapes = [_as_positive_array(v, name, limit=2.0 ** 53)
+                  for v, name in ((M, "M"), (K, "K"), (N, "N"))]
         missing = [str(s) for s in free if str(s) not in hardware_values]
         if missing:
             raise ValueError(f"model has free hardware symbols {missing}: bind a GPU with "
@@ -331,7 +332,7 @@ class Linear:
                 f"preset={self.preset!r}{bound})")
 
 
-def _as_positive_array(value: Any, name: str) -> np.ndarray:
+def _as_positive_array(value: Any, name: str, limit: float = np.inf) -> np.ndarray:
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError):
@@ -342,17 +343,21 @@ def _as_positive_array(value: Any, name: str) -> np.ndarray:
     arr = raw.astype(np.float64, copy=False)
     if not (arr > 0).all() or not np.isfinite(arr).all():
         raise ValueError(f"{name} must be positive and finite; got {value!r}")
+    if (arr > limit).any():
+        # beyond 2**53 float64 no longer counts elements exactly (and 2MKN overflows)
+        raise ValueError(f"{name} must be at most 2**53; got {value!r}")
     return arr
 
 
-def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool = False,
+def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool | None = None,
            preset: str = "default", **option_overrides: Any) -> Linear:
     """Build the cost model of one linear layer.
 
     ``recipe``: a name from ``list_recipes(mode)``, or the seed's ``dynamic`` /
     ``delayed`` / a role mapping of them.  ``fuse``: model the casts of input
     and grad_output fused with their producers (training) or an activation
-    before the layer (inference).  ``preset``: ``default``, ``torchao``,
+    before the layer (inference); None takes the preset's (seed: True, the
+    others: False).  ``preset``: ``default``, ``torchao``,
     ``seed``; ``option_overrides``: any field of ``presets.Options``.
 
     >>> m = linear("rowwise", mode="inference")
@@ -360,6 +365,7 @@ def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool =
     ['baseline.gemm.output', 'lowp.cast.input.cast']
     """
     opts = options(preset, **option_overrides)
+    fuse = opts.fuse if fuse is None else fuse
     if not isinstance(fuse, bool):
         raise ValueError(f"fuse must be True or False, not {fuse!r}")
     r = get_recipe(recipe, mode, opts.recipe_table, opts.torch_compile_limitations)

@@ -40,6 +40,8 @@ class Options:
     - ``gemm_scales``: see ``GEMM_SCALES``.
     - ``dataset``: hardware dataset a GPU name is looked up in by ``.on()``.
     - ``torch_compile_limitations``: the seed's pessimistic dynamic/delayed casts.
+    - ``fuse``: the default of ``linear(fuse=...)``: casts fused with their
+      producers (the seed document always fuses input and grad_output).
     """
 
     gemm_time: str = "roofline"
@@ -48,6 +50,7 @@ class Options:
     gemm_scales: str = "format"
     dataset: str = "default"
     torch_compile_limitations: bool = False
+    fuse: bool = False
 
     def __post_init__(self) -> None:
         for name, valid in (("gemm_time", GEMM_TIME_MODELS), ("launch_floor", LAUNCH_FLOORS),
@@ -56,8 +59,9 @@ class Options:
             value = getattr(self, name)
             if value not in valid:
                 raise ValueError(f"option {name}={value!r} is not one of: {', '.join(valid)}")
-        if not isinstance(self.torch_compile_limitations, bool):
-            raise ValueError("option torch_compile_limitations must be True or False")
+        for name in ("torch_compile_limitations", "fuse"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"option {name} must be True or False")
 
 
 PRESETS: dict[str, Options] = {
@@ -68,7 +72,7 @@ PRESETS: dict[str, Options] = {
     "torchao": Options(recipe_table="torchao", gemm_scales="torchao", dataset="torchao"),
     # the seed document: compute-only GEMMs, summed cast traffic, Meta's H100
     "seed": Options(gemm_time="compute", launch_floor="empty_kernels",
-                    recipe_table="torchao", gemm_scales="torchao", dataset="seed"),
+                    recipe_table="torchao", gemm_scales="torchao", dataset="seed", fuse=True),
 }
 
 _OPTION_NAMES = tuple(f.name for f in fields(Options))

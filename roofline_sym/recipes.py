@@ -229,7 +229,9 @@ def _training_table() -> dict[str, Recipe]:
                description="fp8 with one fp32 scale per row of each GEMM operand"),
         Recipe("rowwise_with_gw_hp", "training", F8,
                {"input": gw_hp_act, "weight": gw_hp_weight, "grad_output": gw_hp_act},
-               _all_gemms("training", "rowwise"), bf16_gemms=("grad_weight",),
+               # grad_input reads the weight cast with one (tensorwise) scale
+               {"output": ("rowwise", "rowwise"), "grad_input": ("rowwise", None)},
+               bf16_gemms=("grad_weight",),
                description="rowwise fp8, grad_weight GEMM kept in bf16"),
         _mx_training("mxfp8_emulated", F8, "MXFP8 (e4m3, e8m0 per 32), emulated GEMM",
                      emulated=True),

@@ -303,3 +303,14 @@ def test_rebinding_a_bound_model_uses_the_new_hardware():
     direct = rs.linear("tensorwise").on("h200")
     assert h200.hardware.name == "H200 SXM"
     assert h200.lowp_time == direct.lowp_time != h100.lowp_time
+
+
+def test_shapes_beyond_2_53_are_refused():
+    model = rs.linear("tensorwise").on("h100")
+    with pytest.raises(ValueError, match=r"at most 2\*\*53"):
+        model.evaluate(1e300, 8192, 8192)
+    # hardware values are not shapes: a 1e17 FLOP/s peak is fine
+    free = rs.linear("tensorwise")
+    values = {k: v for k, v in free.hardware_axis(["h100"]).items()}
+    values["P_fp8"] = np.array([1e17])
+    assert free.evaluate(8192, 8192, 8192, **values)["speedup"].shape == (1,)

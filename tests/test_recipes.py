@@ -211,3 +211,22 @@ def test_expressions_print_exact_numbers():
     for expr in m.expressions.values():
         assert not expr.atoms(sympy.Float)
     assert "e-" not in str(m.lowp_time) and "." not in str(m.lowp_time)
+
+
+def test_rowwise_with_gw_hp_grad_input_reads_one_weight_scale():
+    # grad_input = grad_output (M x N, fp32 per row: 4M) @ weight.T cast with a
+    # single tensorwise scale (not counted): fp8 operands MN + NK, bf16 output 2MK
+    m = rs.linear("rowwise_with_gw_hp")
+    from roofline_sym import symbols as S
+
+    term = next(t for t in m.terms if t.name == "lowp.gemm.grad_input")
+    mem = dict(term.pieces)["memory"] * S.mem_bw() * S.mem_efficiency()
+    assert sympy.expand(mem) == sympy.expand(M * N + N * K + 2 * M * K + 4 * M)
+
+
+def test_fuse_defaults_to_the_preset():
+    # the seed document always fuses the input and grad_output casts
+    assert rs.linear("dynamic", preset="seed").fuse is True
+    assert rs.linear("tensorwise").fuse is False
+    assert rs.linear("tensorwise", preset="torchao").fuse is False
+    assert rs.linear("dynamic", preset="seed", fuse=False).fuse is False
