@@ -15,13 +15,14 @@ ranges, peaks are dense, fp8 >= bf16, and every number names its source.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import sympy
 
@@ -62,7 +63,17 @@ LAUNCH_RANGE = (0.0, 1e-3)  # seconds, lower bound exclusive
 
 
 class HardwareError(ValueError):
-    """A hardware entry or file is invalid; the message names file, entry and field."""
+    """A hardware entry or file is invalid; the message names file, entry and field.
+
+    ``field`` and ``reason`` hold the offending field (as ``Hardware`` names it,
+    e.g. ``peak_flops.fp8``) and what is wrong with it, where one field is at fault.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None,
+                 reason: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.reason = reason
 
 
 class UnknownHardwareError(LookupError):
@@ -78,17 +89,51 @@ def normalize(name: str) -> str:
     return re.sub(r"[\s_\-]+", "-", name.strip().casefold())
 
 
-def _exact(value: Any) -> sympy.Rational:
-    """The exact Rational of a number as written (floats via their shortest repr)."""
+class _FieldProblem(Exception):
+    """One field of an entry is malformed (raised while converting, then reported)."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(field, reason)
+        self.field, self.reason = field, reason
+
+
+def _entry_error(entry: Any, field: str, reason: str) -> HardwareError:
+    return HardwareError(f"entry {entry!r}, field {field!r}: {reason}",
+                         field=field, reason=reason)
+
+
+def _exact(value: Any, field: str) -> sympy.Rational:
+    """The exact Rational of a finite number as written (floats via their shortest repr)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, sympy.Rational)):
-        raise TypeError(f"expected a number, got {value!r}")
+        raise _FieldProblem(field, f"expected a number, got {value!r}")
     if isinstance(value, float):
-        return sympy.Rational(repr(value))
+        if not math.isfinite(value):
+            raise _FieldProblem(field, f"must be a finite number, got {value!r}")
+        return sympy.Rational(repr(float(value)))
     return sympy.Rational(value)
 
 
-def _mapping(values: Mapping[str, Any]) -> Mapping[str, sympy.Rational]:
-    return MappingProxyType({k: _exact(v) for k, v in values.items()})
+def _mapping(values: Any, field: str) -> Mapping[str, sympy.Rational]:
+    if not isinstance(values, Mapping):
+        raise _FieldProblem(field, "expected a mapping of dtype to number such as "
+                                   f"{{'bf16': ..., 'fp8': ...}}, got {values!r}")
+    out = {}
+    for key, value in values.items():
+        if not isinstance(key, str):
+            raise _FieldProblem(field, f"dtype keys must be strings, got {key!r}")
+        out[key] = _exact(value, f"{field}.{key}")
+    return MappingProxyType(out)
+
+
+def _strings(values: Any, field: str) -> tuple[str, ...]:
+    """A list of strings as a tuple; a bare string is refused (not split into letters)."""
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise _FieldProblem(field, f"expected a list of strings, got {values!r}")
+    out = tuple(values)
+    for item in out:
+        if not isinstance(item, str):
+            raise _FieldProblem(field, f"expected a list of strings, got an item {item!r}")
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,70 +170,81 @@ class Hardware:
         def set_(name: str, value: Any) -> None:
             object.__setattr__(self, name, value)
 
-        try:
-            set_("peak_flops", _mapping(self.peak_flops))
-            set_("gemm_efficiency", _mapping(self.gemm_efficiency))
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise _entry_error(self.name, "name", f"expected a non-empty string, got "
+                                                  f"{self.name!r}")
+        try:  # field by field, so that an error names the field
+            set_("peak_flops", _mapping(self.peak_flops, "peak_flops"))
+            set_("gemm_efficiency", _mapping(self.gemm_efficiency, "gemm_efficiency"))
             for name in ("mem_bw", "mem_efficiency", "launch_overhead",
                          "memory_bytes", "l2_bytes"):
                 value = getattr(self, name)
-                set_(name, None if value is None else _exact(value))
-        except TypeError as exc:
-            raise HardwareError(f"entry {self.name!r}: {exc}") from None
-        set_("aliases", tuple(self.aliases))
-        if self.block_scaling is not None:
-            set_("block_scaling", tuple(self.block_scaling))
-        set_("notes", tuple(self.notes))
+                set_(name, None if value is None else _exact(value, name))
+            set_("aliases", _strings(self.aliases, "aliases"))
+            if self.block_scaling is not None:
+                set_("block_scaling", _strings(self.block_scaling, "block_scaling"))
+            set_("notes", _strings(self.notes, "notes"))
+            if not isinstance(self.sources, Mapping) or not all(
+                    isinstance(v, str) for v in self.sources.values()):
+                raise _FieldProblem("sources", "expected a mapping of field name to "
+                                               f"source text, got {self.sources!r}")
+        except _FieldProblem as problem:
+            raise _entry_error(self.name, problem.field, problem.reason) from None
         set_("sources", MappingProxyType(dict(self.sources)))
-        for problem in self._problems():
-            raise HardwareError(f"entry {self.name!r}, {problem}")
+        for name, reason in self._problems():
+            raise _entry_error(self.name, name, reason)
 
-    def _problems(self) -> Iterator[str]:
-        """Each violated rule as 'field ...: reason' (validation, one place)."""
+    def _problems(self) -> Iterator[tuple[str, str]]:
+        """Each violated rule as (field, reason) (validation, one place)."""
         for dtype, value in self.peak_flops.items():
             if "sparse" in dtype:
-                yield (f"field 'peak_flops.{dtype}': sparse peaks are not accepted; "
+                yield (f"peak_flops.{dtype}", "sparse peaks are not accepted; "
                        "give the dense rate (half the 2:4 sparse figure)")
             elif dtype not in PEAK_DTYPES:
-                yield (f"field 'peak_flops.{dtype}': unknown dtype; "
-                       f"known: {', '.join(PEAK_DTYPES)}")
+                yield f"peak_flops.{dtype}", f"unknown dtype; known: {', '.join(PEAK_DTYPES)}"
             elif not FLOPS_RANGE[0] <= value <= FLOPS_RANGE[1]:
-                yield (f"field 'peak_flops.{dtype}': {float(value):.4g} FLOP/s is "
+                yield (f"peak_flops.{dtype}", f"{float(value):.4g} FLOP/s is "
                        f"outside {FLOPS_RANGE[0]:.0e}..{FLOPS_RANGE[1]:.0e} FLOP/s")
         for family in self.block_scaling or ():
             if family not in BLOCK_SCALINGS:
-                yield (f"field 'block_scaling': unknown family {family!r}; "
+                yield ("block_scaling", f"unknown family {family!r}; "
                        f"known: {', '.join(BLOCK_SCALINGS)}")
         if "bf16" not in self.peak_flops:
-            yield "field 'peak_flops': a bf16 peak is required (the baseline)"
+            yield "peak_flops", "a bf16 peak is required (the baseline)"
         ordered = [d for d in ("bf16", "fp8", "fp4") if d in self.peak_flops]
         for lo, hi in zip(ordered, ordered[1:]):
             if self.peak_flops[hi] < self.peak_flops[lo]:
-                yield (f"field 'peak_flops.{hi}': {float(self.peak_flops[hi]):.4g} "
+                yield (f"peak_flops.{hi}", f"{float(self.peak_flops[hi]):.4g} "
                        f"is below the {lo} peak {float(self.peak_flops[lo]):.4g}; "
                        "a dense low-precision peak is never lower")
         if not BW_RANGE[0] <= self.mem_bw <= BW_RANGE[1]:
-            yield (f"field 'mem_bw': {float(self.mem_bw):.4g} B/s is outside "
+            yield ("mem_bw", f"{float(self.mem_bw):.4g} B/s is outside "
                    f"{BW_RANGE[0]:.0e}..{BW_RANGE[1]:.0e} B/s (a unit error?)")
         for dtype, value in self.gemm_efficiency.items():
-            if dtype not in self.peak_flops:
-                yield f"field 'gemm_efficiency.{dtype}': no peak_flops.{dtype} to apply it to"
+            if dtype not in GEMM_DTYPES:
+                yield (f"gemm_efficiency.{dtype}", "efficiencies are only for GEMM "
+                       f"dtypes ({', '.join(GEMM_DTYPES)}); the models use no other")
+            elif dtype not in self.peak_flops:
+                yield f"gemm_efficiency.{dtype}", f"there is no {dtype} peak to apply it to"
             elif not 0 < value <= 1:
-                yield f"field 'gemm_efficiency.{dtype}': {float(value)} is not in (0, 1]"
+                yield f"gemm_efficiency.{dtype}", f"{float(value)} is not in (0, 1]"
         if self.mem_efficiency is not None and not 0 < self.mem_efficiency <= 1:
-            yield f"field 'mem_efficiency': {float(self.mem_efficiency)} is not in (0, 1]"
+            yield "mem_efficiency", f"{float(self.mem_efficiency)} is not in (0, 1]"
         if self.launch_overhead is not None and not (
             LAUNCH_RANGE[0] < self.launch_overhead <= LAUNCH_RANGE[1]
         ):
-            yield (f"field 'launch_overhead': {float(self.launch_overhead):.4g} s is "
+            yield ("launch_overhead", f"{float(self.launch_overhead):.4g} s is "
                    f"outside (0, {LAUNCH_RANGE[1]:.0e}] s")
         for name in ("memory_bytes", "l2_bytes"):
             value = getattr(self, name)
             if value is not None and value <= 0:
-                yield f"field '{name}': must be positive"
+                yield name, "must be positive"
 
     # -- identity -----------------------------------------------------------
     def _key(self) -> tuple:
-        return (self.dataset, self.name, tuple(sorted(self.parameters.items(), key=str)))
+        scaling = None if self.block_scaling is None else tuple(sorted(set(self.block_scaling)))
+        return (self.dataset, self.name, tuple(sorted(self.parameters.items(), key=str)),
+                scaling)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Hardware) and self._key() == other._key()
@@ -208,7 +264,8 @@ class Hardware:
             if dtype in GEMM_DTYPES:
                 out[S.peak_flops(dtype)] = value
         for dtype, value in self.gemm_efficiency.items():
-            out[S.gemm_efficiency(dtype)] = value
+            if dtype in GEMM_DTYPES:
+                out[S.gemm_efficiency(dtype)] = value
         if self.mem_efficiency is not None:
             out[S.mem_efficiency()] = self.mem_efficiency
         if self.launch_overhead is not None:
@@ -229,22 +286,62 @@ class Hardware:
         params = self.parameters
         missing = sorted((s for s in needed if s not in params), key=str)
         if missing:
-            names = ", ".join(_FIELD_OF.get(str(s), str(s)) for s in missing)
+            fields = [_FIELD_OF.get(str(s), str(s)) for s in missing]
             raise MissingHardwareValueError(
-                f"{self.name} ({self.dataset} dataset) has no {names}; "
-                "give it with hw.replace(...), e.g. "
-                "hw.replace(gemm_efficiency={'bf16': 0.8, 'fp8': 0.7}, mem_efficiency=0.9)"
+                f"{self.name} ({self.dataset} dataset) has no {', '.join(fields)}; "
+                f"give it with hw.replace(...), e.g. {self._replace_example(fields)} "
+                "(in Python), or add the field to the hardware TOML file"
             )
         return {s: params[s] for s in needed}
+
+    def _replace_example(self, fields: list[str]) -> str:
+        """``hw.replace(...)`` supplying exactly ``fields`` (dotted for table entries)."""
+        tables: dict[str, list[str]] = {}
+        plain: list[str] = []
+        for name in fields:
+            table, dot, dtype = name.partition(".")
+            if dot:
+                tables.setdefault(table, []).append(dtype)
+            else:
+                plain.append(name)
+        args = []
+        for table, dtypes in tables.items():
+            kept = [f"**hw.{table}"] if getattr(self, table, None) else []
+            args.append(f"{table}={{{', '.join(kept + [f'{d!r}: ...' for d in dtypes])}}}")
+        args.extend(f"{name}=..." for name in plain)
+        return f"hw.replace({', '.join(args)})"
 
     def replace(self, **changes: Any) -> "Hardware":
         """A copy with some fields changed, validated again.
 
-        >>> rs_hw = Hardware("Toy", peak_flops={"bf16": 1e15}, mem_bw=2e12)
-        >>> rs_hw.replace(mem_efficiency=0.9).mem_efficiency
-        9/10
+        Unless ``sources=`` is given too, a changed numeric field (or
+        ``block_scaling``) no longer cites the old source but
+        ``"user override (Hardware.replace)"``.
+
+        >>> rs_hw = Hardware("Toy", peak_flops={"bf16": 1e15}, mem_bw=2e12,
+        ...                  sources={"mem_bw": "datasheet"})
+        >>> new = rs_hw.replace(mem_bw=3e12, mem_efficiency=0.9)
+        >>> new.mem_efficiency, new.sources["mem_bw"]
+        (9/10, 'user override (Hardware.replace)')
         """
-        return replace(self, **changes)
+        new = replace(self, **changes)
+        if "sources" in changes:
+            return new
+        sources = dict(self.sources)
+        for name in _SOURCED:
+            if name not in changes:
+                continue
+            old, value = getattr(self, name), getattr(new, name)
+            if isinstance(value, Mapping):
+                old, value = dict(old or {}), dict(value) or None
+            if value == old:
+                continue
+            if value is None:
+                sources.pop(name, None)
+            else:
+                sources[name] = OVERRIDE_SOURCE
+        object.__setattr__(new, "sources", MappingProxyType(sources))  # new, not yet shared
+        return new
 
     def describe(self) -> str:
         """A readable multi-line summary with sources, for the command line."""
@@ -286,6 +383,9 @@ _FIELD_OF = {
     **{f"eta_{d}": f"gemm_efficiency.{d}" for d in GEMM_DTYPES},
 }
 
+# The source a field changed by Hardware.replace cites (unless sources= is given).
+OVERRIDE_SOURCE = "user override (Hardware.replace)"
+
 # TOML field (with unit) -> Hardware field
 _TOML_FIELDS = {
     "peak_flops_per_s": "peak_flops",
@@ -298,6 +398,15 @@ _TOML_FIELDS = {
     "l2_bytes": "l2_bytes",
 }
 _TOML_OTHER = {"name", "aliases", "notes", "sources"}
+_TOML_NAME = {hw_field: toml_field for toml_field, hw_field in _TOML_FIELDS.items()}
+# Fields that cite a source (numbers and block_scaling).
+_SOURCED = tuple(_TOML_FIELDS.values())
+
+
+def _toml_name(field_name: str) -> str:
+    """The TOML name of a Hardware field: 'peak_flops.fp8' -> 'peak_flops_per_s.fp8'."""
+    head, dot, rest = field_name.partition(".")
+    return _TOML_NAME.get(head, head) + dot + rest
 
 
 @dataclass(frozen=True)
@@ -336,11 +445,17 @@ class Dataset:
         """Exact (normalized) match on name or alias; no prefix guessing."""
         if isinstance(name, Hardware):
             return name
-        hit = self._index.get(normalize(name))
+        query = normalize(name)
+        hit = self._index.get(query)
         if hit is not None:
             return hit
-        close = difflib.get_close_matches(normalize(name), list(self._index), n=5, cutoff=0.5)
-        hint = sorted({self._index[c].name for c in close})
+        # suggestions only: names starting with, then containing the query, then
+        # close spellings ("NVIDIA H100" -> H100 SXM, H100 PCIe, H100 NVL)
+        keys = list(self._index)
+        starts = [k for k in keys if query and k.startswith(query)]
+        contains = [k for k in keys if query and query in k and k not in starts]
+        close = difflib.get_close_matches(query, keys, n=5, cutoff=0.5)
+        hint = list(dict.fromkeys(self._index[k].name for k in starts + contains + close))[:5]
         suggestion = f"; did you mean {', '.join(map(repr, hint))}?" if hint else ""
         raise UnknownHardwareError(
             f"no hardware {name!r} in the {self.name} dataset{suggestion} "
@@ -349,26 +464,43 @@ class Dataset:
 
 
 def _parse(data: dict, origin: str, dataset_name: str | None = None) -> Dataset:
+    """A validated Dataset from parsed TOML; every error names file, entry and field."""
     def fail(msg: str) -> HardwareError:
         return HardwareError(f"{origin}: {msg}")
 
-    meta = data.get("dataset", {})
-    name = dataset_name or meta.get("name") or Path(origin).stem
-    keys = data.get("sources", {})
-    if not isinstance(keys, dict):
-        raise fail("[sources] must be a table of citation key = text")
     unknown_top = set(data) - {"dataset", "sources", "gpu"}
     if unknown_top:
         raise fail(f"unknown top-level key(s) {sorted(unknown_top)}; expected "
                    "[dataset], [sources] and [[gpu]] entries")
+    meta = data.get("dataset", {})
+    if not isinstance(meta, dict):
+        raise fail(f"[dataset] must be a table (name, description), got {meta!r}")
+    for key in ("name", "description"):
+        if key in meta and not isinstance(meta[key], str):
+            raise fail(f"[dataset], field {key!r}: expected a string, got {meta[key]!r}")
+    name = dataset_name or meta.get("name") or Path(origin).stem
+    keys = data.get("sources", {})
+    if not isinstance(keys, dict):
+        raise fail("[sources] must be a table of citation key = text")
+    for key, text in keys.items():
+        if not isinstance(text, str) or not text.strip():
+            raise fail(f"[sources], key {key!r}: the citation must be a non-empty string, "
+                       f"got {text!r}")
     entries = data.get("gpu")
-    if not isinstance(entries, list) or not entries:
+    if entries is not None and not isinstance(entries, list):
+        raise fail(f"'gpu' must be an array of [[gpu]] tables, got {entries!r}")
+    if not entries:
         raise fail("no [[gpu]] entries")
     out = []
     for i, raw in enumerate(entries):
-        label = repr(raw.get("name", f"#{i + 1}"))
+        if not isinstance(raw, dict):
+            raise fail(f"entry #{i + 1}: expected a [[gpu]] table, got {raw!r}")
         if "name" not in raw:
-            raise fail(f"entry {label}: field 'name' is required")
+            raise fail(f"entry #{i + 1}: field 'name' is required")
+        if not isinstance(raw["name"], str) or not raw["name"].strip():
+            raise fail(f"entry #{i + 1}, field 'name': expected a non-empty string, "
+                       f"got {raw['name']!r}")
+        label = repr(raw["name"])
         unknown = set(raw) - set(_TOML_FIELDS) - _TOML_OTHER
         if unknown:
             sparse = [k for k in unknown if "sparse" in k]
@@ -379,13 +511,22 @@ def _parse(data: dict, origin: str, dataset_name: str | None = None) -> Dataset:
         for required in ("peak_flops_per_s", "mem_bw_bytes_per_s"):
             if required not in raw:
                 raise fail(f"entry {label}, field {required!r}: required")
+        for table in ("peak_flops_per_s", "gemm_efficiency"):
+            if table in raw and not isinstance(raw[table], dict):
+                raise fail(f"entry {label}, field {table!r}: expected a table such as "
+                           f"{{ bf16 = ..., fp8 = ... }}, got {raw[table]!r}")
         sources = raw.get("sources", {})
+        if not isinstance(sources, dict):
+            raise fail(f"entry {label}, field 'sources': expected a [gpu.sources] table of "
+                       f"field = source text, got {sources!r}")
         expanded = {}
         for toml_field, hw_field in _TOML_FIELDS.items():
             if toml_field not in raw:
                 continue
-            problem = (citations.problem(sources[toml_field], keys)
-                       if toml_field in sources else "has no source; add it under [gpu.sources]")
+            if toml_field not in sources:
+                raise fail(f"entry {label}, field {toml_field!r}: has no source; "
+                           "add it under [gpu.sources]")
+            problem = citations.problem(sources[toml_field], keys)
             if problem:
                 raise fail(f"entry {label}, field {toml_field!r}: source {problem}")
             expanded[hw_field] = citations.expand(sources[toml_field], keys)
@@ -395,24 +536,16 @@ def _parse(data: dict, origin: str, dataset_name: str | None = None) -> Dataset:
                        f"{sorted(stray)}")
         kwargs = {hw_field: raw[toml_field] for toml_field, hw_field in _TOML_FIELDS.items()
                   if toml_field in raw}
-        for table in ("peak_flops", "gemm_efficiency"):
-            if table in kwargs and not isinstance(kwargs[table], dict):
-                raise fail(f"entry {label}, field {table!r}: expected a table "
-                           "such as {{ bf16 = ..., fp8 = ... }}")
         try:
             out.append(Hardware(
-                aliases=tuple(raw.get("aliases", ())), notes=tuple(raw.get("notes", ())),
+                aliases=raw.get("aliases", ()), notes=raw.get("notes", ()),
                 sources=expanded, dataset=name, **kwargs, name=raw["name"],
             ))
         except HardwareError as exc:
-            msg = str(exc)
-            for toml_field, hw_field in _TOML_FIELDS.items():
-                msg = msg.replace(f"field '{hw_field}", f"field '{toml_field}")
-            raise fail(msg) from None
-    try:
-        return Dataset(name, tuple(out), meta.get("description", ""), origin)
-    except HardwareError as exc:
-        raise HardwareError(str(exc)) from None
+            if exc.field is None:
+                raise fail(str(exc)) from None
+            raise fail(f"entry {label}, field {_toml_name(exc.field)!r}: {exc.reason}") from None
+    return Dataset(name, tuple(out), meta.get("description", ""), origin)
 
 
 def load_hardware(path: str | Path) -> Dataset:
@@ -435,8 +568,6 @@ def load_hardware(path: str | Path) -> Dataset:
 @cache
 def dataset(name: str = "default") -> Dataset:
     """A shipped dataset: ``default``, ``torchao`` (torchao 0.18) or ``seed``."""
-    if isinstance(name, Dataset):
-        return name
     if name not in DATASETS:
         raise ValueError(f"unknown hardware dataset {name!r}; known: {', '.join(DATASETS)}")
     text = resources.files(__package__).joinpath("data", f"{name}.toml").read_text("utf-8")

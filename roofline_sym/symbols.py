@@ -79,17 +79,20 @@ def launch_overhead() -> sympy.Symbol:
 def hardware_symbol(name: str) -> sympy.Symbol:
     """A hardware symbol by its name (``"BW"``, ``"P_fp8"``, ``"eta_mem"``, ...).
 
+    ``P_<dtype>`` and ``eta_<dtype>`` exist for the GEMM dtypes bf16, fp16, fp8, fp4.
+
     >>> hardware_symbol("P_fp8") is peak_flops("fp8")
     True
     """
+    gemm_dtypes = ("bf16", "fp16", "fp8", "fp4")  # hardware.GEMM_DTYPES
     makers = {"BW": mem_bw, "eta_mem": mem_efficiency, "t_launch": launch_overhead}
     if name in makers:
         return makers[name]()
     kind, _, dtype = name.partition("_")
-    if dtype and kind in ("P", "eta"):
+    if kind in ("P", "eta") and dtype in gemm_dtypes:
         return (peak_flops if kind == "P" else gemm_efficiency)(dtype)
     raise ValueError(f"unknown hardware symbol {name!r}; known: BW, eta_mem, t_launch, "
-                     "P_<dtype>, eta_<dtype>")
+                     f"P_<dtype> and eta_<dtype> for the GEMM dtypes {', '.join(gemm_dtypes)}")
 
 
 def hardware_symbols() -> tuple[sympy.Symbol, ...]:

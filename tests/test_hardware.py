@@ -285,3 +285,212 @@ def test_block_scaling_unstated_is_not_checked():
 def test_block_scaling_values_validated():
     with pytest.raises(HardwareError, match="unknown family 'mxfp6'"):
         rs.Hardware("X", peak_flops={"bf16": 1e15}, mem_bw=1e12, block_scaling=["mxfp6"])
+
+
+# -- review fixes: types, messages, replace, equality, lookup hints ------------
+def _bad(tmp_path, text, message):
+    path = write(tmp_path, text)
+    with pytest.raises(HardwareError, match=message) as info:
+        rs.load_hardware(path)
+    assert str(path) in str(info.value)
+    return str(info.value)
+
+
+WITH_BLOCK_SCALING = GOOD.replace(
+    "launch_overhead_s = 2e-6\n", 'launch_overhead_s = 2e-6\nblock_scaling = ["mx"]\n', 1
+).replace('launch_overhead_s = "ME; one-element kernel"\n',
+          'launch_overhead_s = "ME; one-element kernel"\nblock_scaling = "ME"\n', 1)
+
+
+def test_block_scaling_from_a_file_with_its_source(tmp_path):
+    hw = rs.load_hardware(write(tmp_path, WITH_BLOCK_SCALING)).get("toy")
+    assert hw.block_scaling == ("mx",) and hw.sources["block_scaling"] == "my measurements"
+    assert hw.supports_block_scaling("mx") and not hw.supports_block_scaling("nvfp4")
+
+
+STRING_NOT_LIST = [
+    # a bare string would be split into letters: ('m', 'i', 'n', 'e')
+    (GOOD.replace('aliases = ["toy"]', 'aliases = "mine"'),
+     r"entry 'Toy', field 'aliases': expected a list of strings, got 'mine'"),
+    (GOOD.replace('aliases = ["toy"]', 'aliases = ["toy"]\nnotes = "hello"'),
+     r"entry 'Toy', field 'notes': expected a list of strings, got 'hello'"),
+    (WITH_BLOCK_SCALING.replace('block_scaling = ["mx"]', 'block_scaling = "mx"'),
+     r"entry 'Toy', field 'block_scaling': expected a list of strings, got 'mx'"),
+    (GOOD.replace('aliases = ["toy"]', 'aliases = ["toy", 3]'),
+     r"entry 'Toy', field 'aliases': expected a list of strings"),
+]
+
+
+@pytest.mark.parametrize("text, message", STRING_NOT_LIST)
+def test_string_lists_must_be_lists(tmp_path, text, message):
+    _bad(tmp_path, text, message)
+
+
+def test_string_lists_must_be_lists_in_python():
+    for name in ("aliases", "notes", "block_scaling"):
+        with pytest.raises(HardwareError, match=f"field '{name}': expected a list of strings"):
+            rs.Hardware("X", peak_flops={"bf16": 1e15}, mem_bw=1e12, **{name: "mx"})
+
+
+NOT_A_NUMBER = [
+    ("mem_bw_bytes_per_s = 3e12", 'mem_bw_bytes_per_s = "3e12"',
+     r"field 'mem_bw_bytes_per_s': expected a number, got '3e12'"),
+    ("mem_bw_bytes_per_s = 3e12", "mem_bw_bytes_per_s = nan",
+     r"field 'mem_bw_bytes_per_s': must be a finite number, got nan"),
+    ("mem_bw_bytes_per_s = 3e12", "mem_bw_bytes_per_s = inf",
+     r"field 'mem_bw_bytes_per_s': must be a finite number, got inf"),
+    ("fp8 = 2e15 }", "fp8 = inf }", r"field 'peak_flops_per_s.fp8': must be a finite number"),
+    ("fp8 = 2e15 }", 'fp8 = "2e15" }', r"field 'peak_flops_per_s.fp8': expected a number"),
+    ("fp8 = 0.7 }", "fp8 = -nan }", r"field 'gemm_efficiency.fp8': must be a finite number"),
+    ("mem_efficiency = 0.9", "mem_efficiency = true",
+     r"field 'mem_efficiency': expected a number, got True"),
+    ("launch_overhead_s = 2e-6", 'launch_overhead_s = "2us"',
+     r"field 'launch_overhead_s': expected a number"),
+]
+
+
+@pytest.mark.parametrize("old, new, message", NOT_A_NUMBER)
+def test_type_errors_name_the_toml_field(tmp_path, old, new, message):
+    assert old in GOOD
+    _bad(tmp_path, GOOD.replace(old, new, 1), r"entry 'Toy', " + message)
+
+
+def test_type_errors_name_the_field_in_python():
+    with pytest.raises(HardwareError, match=r"entry 'X', field 'mem_bw': must be a finite"):
+        rs.Hardware("X", peak_flops={"bf16": 1e15}, mem_bw=float("inf"))
+    with pytest.raises(HardwareError, match=r"field 'peak_flops.fp8': must be a finite"):
+        rs.Hardware("X", peak_flops={"bf16": 1e15, "fp8": float("nan")}, mem_bw=1e12)
+    with pytest.raises(HardwareError, match=r"field 'mem_efficiency': expected a number"):
+        rs.Hardware("X", peak_flops={"bf16": 1e15}, mem_bw=1e12, mem_efficiency=True)
+    with pytest.raises(HardwareError, match=r"field 'peak_flops': expected a mapping"):
+        rs.Hardware("X", peak_flops=1e15, mem_bw=1e12)
+    with pytest.raises(HardwareError, match=r"field 'name': expected a non-empty string"):
+        rs.Hardware(3, peak_flops={"bf16": 1e15}, mem_bw=1e12)
+
+
+MALFORMED = [
+    ("gpu = [1]\n", r": entry #1: expected a \[\[gpu\]\] table, got 1"),
+    ("gpu = 3\n", r": 'gpu' must be an array of \[\[gpu\]\] tables"),
+    ("dataset = 3\n" + GOOD, r": \[dataset\] must be a table"),
+    ("[dataset]\nname = 3\n" + GOOD, r": \[dataset\], field 'name': expected a string"),
+    (GOOD.replace('ME = "my measurements"', "ME = 3"),
+     r": \[sources\], key 'ME': the citation must be a non-empty string, got 3"),
+    (GOOD.replace('name = "Toy"', "name = 3"),
+     r": entry #1, field 'name': expected a non-empty string, got 3"),
+    (GOOD.split("[gpu.sources]")[0] + 'sources = "mem_bw_bytes_per_s"\n',
+     r": entry 'Toy', field 'sources': expected a \[gpu.sources\] table"),
+    (GOOD.replace('mem_bw_bytes_per_s = "ME"', "mem_bw_bytes_per_s = 3"),
+     r": entry 'Toy', field 'mem_bw_bytes_per_s': source must be a non-empty string"),
+]
+
+
+@pytest.mark.parametrize("text, message", MALFORMED)
+def test_malformed_files_raise_hardware_errors(tmp_path, text, message):
+    _bad(tmp_path, text, message)
+
+
+def test_malformed_file_in_the_cli_is_one_line_not_a_traceback(tmp_path, capsys):
+    from roofline_sym.cli import main
+    path = write(tmp_path, "gpu = [1]\n")
+    try:
+        code = main(["hardware", "--hardware-file", str(path)])
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code not in (0, None) and "expected a [[gpu]] table" in err
+    assert "Traceback" not in err
+
+
+def test_table_message_shows_toml_braces(tmp_path):
+    msg = _bad(tmp_path, GOOD.replace("{ bf16 = 0.8, fp8 = 0.7 }", "0.8"),
+               r"entry 'Toy', field 'gemm_efficiency': expected a table")
+    assert "{ bf16 = ..., fp8 = ... }" in msg and "{{" not in msg
+
+
+def test_missing_source_message_reads_well(tmp_path):
+    msg = _bad(tmp_path, WITH_BLOCK_SCALING.replace('block_scaling = "ME"\n', ""),
+               r"entry 'Toy', field 'block_scaling': has no source; add it under "
+               r"\[gpu.sources\]")
+    assert "source has no source" not in msg
+
+
+def test_replace_marks_overridden_sources():
+    h100 = rs.hardware("h100")
+    datasheet = h100.sources["mem_bw"]
+    new = h100.replace(mem_bw=4e12)
+    assert new.sources["mem_bw"] == "user override (Hardware.replace)"
+    assert new.sources["peak_flops"] == h100.sources["peak_flops"]  # untouched
+    assert h100.sources["mem_bw"] == datasheet
+    eff = h100.replace(gemm_efficiency={**h100.gemm_efficiency, "fp8": 0.5})
+    assert eff.sources["gemm_efficiency"] == "user override (Hardware.replace)"
+    assert h100.replace(block_scaling=["mx"]).sources["block_scaling"] == (
+        "user override (Hardware.replace)")
+    # an unchanged value keeps its source; a removed one loses it
+    assert h100.replace(mem_bw=h100.mem_bw).sources["mem_bw"] == datasheet
+    assert "mem_efficiency" not in h100.replace(mem_efficiency=None).sources
+    # explicit sources win
+    assert h100.replace(mem_bw=4e12, sources={"mem_bw": "mine"}).sources == {"mem_bw": "mine"}
+
+
+def test_equality_includes_block_scaling():
+    hw = rs.hardware("b200")
+    other = hw.replace(block_scaling=("mx",))
+    assert other != hw
+    assert hw.replace(block_scaling=("nvfp4", "mx")) == hw
+    assert rs.hardware("h100").replace(block_scaling=None) != rs.hardware("h100")
+
+
+def test_did_you_mean_includes_names_containing_the_query():
+    with pytest.raises(rs.UnknownHardwareError, match="did you mean 'H100 SXM'") as info:
+        rs.hardware("NVIDIA H100")
+    assert "'H100 PCIe'" in str(info.value).split("(known")[0]
+    # still no prefix matching
+    with pytest.raises(rs.UnknownHardwareError):
+        rs.hardware("NVIDIA H100 80GB")
+
+
+def test_missing_value_hint_names_the_missing_fields():
+    b200 = rs.hardware("b200")
+    no_fp4 = b200.replace(gemm_efficiency={"bf16": 0.8, "fp8": 0.7})
+    with pytest.raises(rs.MissingHardwareValueError) as info:
+        rs.linear("nvfp4", mode="inference").on(no_fp4)
+    msg = str(info.value)
+    assert "has no gemm_efficiency.fp4" in msg
+    assert "hw.replace(gemm_efficiency={**hw.gemm_efficiency, 'fp4': ...})" in msg
+    assert "'bf16'" not in msg
+    assert "(in Python), or add the field to the hardware TOML file" in msg
+    rtx = rs.hardware("NVIDIA GeForce RTX 5090", dataset="torchao")
+    with pytest.raises(rs.MissingHardwareValueError,
+                       match=r"gemm_efficiency=\{'bf16': \.\.\., 'fp8': \.\.\.\}, "
+                             r"mem_efficiency=\.\.\.\)"):
+        rs.linear("tensorwise", preset="torchao").on(rtx)
+
+
+def test_efficiencies_only_for_gemm_dtypes():
+    with pytest.raises(HardwareError, match=r"field 'gemm_efficiency.int8': efficiencies "
+                                            r"are only for GEMM dtypes"):
+        rs.Hardware("X", peak_flops={"bf16": 1e15, "int8": 2e15}, mem_bw=1e12,
+                    gemm_efficiency={"bf16": 0.8, "int8": 0.7})
+    for hw in dataset("default"):
+        names = {str(s) for s in hw.parameters}
+        for name in names:
+            if name.startswith("eta_") and name != "eta_mem":
+                assert "P_" + name[4:] in names, (hw.name, name)
+
+
+def test_hardware_symbol_only_for_gemm_dtypes():
+    for d in ("bf16", "fp16", "fp8", "fp4"):
+        assert S.hardware_symbol(f"P_{d}") is S.peak_flops(d)
+        assert S.hardware_symbol(f"eta_{d}") is S.gemm_efficiency(d)
+    for name in ("P_anything", "eta_int8", "P_fp32", "P_"):
+        with pytest.raises(ValueError, match="bf16, fp16, fp8, fp4"):
+            S.hardware_symbol(name)
+
+
+def test_docs_example_file_loads(tmp_path):
+    from pathlib import Path
+    text = (Path(__file__).parent.parent / "docs" / "hardware.md").read_text()
+    example = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    hw = rs.load_hardware(write(tmp_path, example)).get("mine")
+    assert hw.block_scaling == ("mx", "nvfp4") and "block_scaling" in hw.sources
+    assert hw.sources["l2_bytes"].startswith("derived; ")
