@@ -320,6 +320,16 @@ class BreakEven:
             hit |= (v > a.value) & (v < b.value)
         return hit
 
+    def faster_intervals(self) -> list[tuple[float, float]]:
+        """``faster`` as sorted float ``(low, high)`` pairs (``high`` may be inf)."""
+        self._numeric("faster_intervals")
+        return sorted(tuple(sorted((self._float(a), self._float(b)))) for a, b in self._faster)
+
+    def describe_faster(self) -> str:
+        """``faster`` as readable text, e.g. ``(1093.83, oo)``."""
+        self._numeric("describe_faster")
+        return self._describe(self._faster)
+
     def regime_at(self, value: float) -> dict[str, str]:
         """The regime of every term at a value of the variable."""
         self._numeric("regime_at")

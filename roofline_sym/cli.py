@@ -46,14 +46,24 @@ class UserError(Exception):
     """A problem with the command line's input: one line, exit code 2."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block), exit code 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 # -- parsing helpers (numbers are parsed, never evaluated) -----------------------
+_SHAPE_MAX = 2.0 ** 53  # beyond it float64 stops counting elements exactly
+
+
 def _number(text: str, what: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise UserError(f"{what}: {text!r} is not a number") from None
-    if not (np.isfinite(value) and value > 0):
-        raise UserError(f"{what}: {text!r} must be a positive finite number")
+    if not (np.isfinite(value) and 0 < value <= _SHAPE_MAX):
+        raise UserError(f"{what}: {text!r} must be a positive finite number up to 2**53")
     return value
 
 
@@ -68,9 +78,20 @@ def _parse_shape(text: str) -> tuple[float, float, float]:
     except ValueError:
         raise UserError(f"--shape {text!r}: not numbers; write e.g. --shape 8192,8192,8192") \
             from None
-    if not all(np.isfinite(v) and v > 0 for v in values):
-        raise UserError(f"--shape {text!r}: M, K, N must be positive finite numbers")
+    if not all(np.isfinite(v) and 0 < v <= _SHAPE_MAX for v in values):
+        raise UserError(f"--shape {text!r}: M, K, N must be positive finite numbers up to 2**53")
     return values
+
+
+def _count(text: str) -> int:
+    """A non-negative integer option."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+    return value
 
 
 def _parse_at(items: Sequence[str]) -> dict[str, float]:
@@ -82,12 +103,16 @@ def _parse_at(items: Sequence[str]) -> dict[str, float]:
             if not eq or not name.strip():
                 raise UserError(f"--at {item!r}: expected NAME=NUMBER pairs, e.g. "
                                 "--at K=8192,N=8192")
+            if name.strip() in out:
+                raise UserError(f"--at: {name.strip()} given twice")
             out[name.strip()] = _number(value.strip(), f"--at {name.strip()}")
     return out
 
 
 # -- models from the common options ----------------------------------------------
 def _dataset(args: argparse.Namespace) -> Dataset:
+    if getattr(args, "hardware_file", None) and getattr(args, "dataset", None):
+        raise UserError("give either --hardware-file or --dataset, not both")
     if getattr(args, "hardware_file", None):
         return load_hardware(args.hardware_file)
     if getattr(args, "dataset", None):
@@ -108,35 +133,52 @@ def _recipes(args: argparse.Namespace) -> list[str]:
     return args.recipe or list_recipes(args.mode, options(args.preset).recipe_table)
 
 
-def _models(args: argparse.Namespace, skip_unsupported: bool) -> list[Linear]:
-    """Bound models for every requested recipe x GPU."""
-    out = []
-    gpus = _gpus(args)
-    for name in _recipes(args):
-        model = linear(name, mode=args.mode, fuse=args.fuse, preset=args.preset)
-        for hw in gpus:
-            reason = model.unsupported_reason(hw)
-            if reason and (skip_unsupported and len(gpus) * len(_recipes(args)) > 1):
-                print(f"roofline-sym: skipping {name} on {hw.name}: not supported",
-                      file=sys.stderr)
-                continue
-            out.append(model.on(hw))
-    if not out:
+def _models(args: argparse.Namespace) -> list[Linear]:
+    """Bound models for every requested recipe x GPU; pairs the GPU cannot run
+    (a dtype, block scaling or number it lacks) are skipped with one note."""
+    from .sweep import model_grid
+
+    recipes, gpus = _recipes(args), _gpus(args)
+    if len(recipes) * len(gpus) == 1:  # one pair: its problem is the error
+        return [linear(recipes[0], mode=args.mode, fuse=args.fuse,
+                       preset=args.preset).on(gpus[0])]
+    models = model_grid(recipes, gpus, mode=args.mode, fuse=args.fuse, preset=args.preset)
+    if not models:  # say why, for the first pair
+        linear(recipes[0], mode=args.mode, fuse=args.fuse, preset=args.preset).on(gpus[0])
         raise UserError("no recipe in the selection runs on the selected GPUs")
-    return out
+    ran = {(m.recipe.name, m.hardware.name) for m in models}
+    skipped = [f"{r} on {g.name}" for r in recipes for g in gpus if (r, g.name) not in ran]
+    if skipped:
+        print(f"roofline-sym: note: skipped {len(skipped)} recipe x GPU pair(s) the GPU "
+              f"cannot run: {', '.join(skipped)}", file=sys.stderr)
+    return models
 
 
 def _emit(rows: list[dict], args: argparse.Namespace, text: Callable[[], None]) -> None:
+    """Rows as JSON (NaN as null), CSV (lists joined by ';') or text."""
     if getattr(args, "json", False):
-        print(json.dumps(rows, indent=2, default=_jsonable))
+        print(json.dumps(_finite(rows), indent=2, default=_jsonable, allow_nan=False))
     elif getattr(args, "csv", False):
         import csv
 
-        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else [])
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else [],
+                                lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: ";".join(map(str, v)) if isinstance(v, (list, tuple)) else v
+                          for k, v in row.items()} for row in rows)
     else:
         text()
+
+
+def _finite(value: Any) -> Any:
+    """NaN and infinities as None, recursively (JSON has neither)."""
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _jsonable(v: Any) -> Any:
@@ -177,12 +219,19 @@ def _root_text(be: BreakEven) -> tuple[str, str]:
 # -- subcommands -----------------------------------------------------------------
 def cmd_hardware(args: argparse.Namespace) -> int:
     ds = _dataset(args)
-    if args.name:
-        print(ds.get(args.name).describe())
+    entries = [ds.get(args.name)] if args.name else list(ds)
+    if args.name and not (args.json or args.csv):
+        print(entries[0].describe())
         return 0
     rows = [{"name": h.name, "aliases": list(h.aliases),
-             "peak_flops": {k: float(v) for k, v in h.peak_flops.items()},
-             "mem_bw": float(h.mem_bw)} for h in ds]
+             **{f"peak_{d}_flops_per_s": float(h.peak_flops[d]) if d in h.peak_flops else None
+                for d in ("bf16", "fp8", "fp4")},
+             "mem_bw_bytes_per_s": float(h.mem_bw),
+             **{f"gemm_efficiency_{d}": float(h.gemm_efficiency[d])
+                if d in h.gemm_efficiency else None for d in ("bf16", "fp8", "fp4")},
+             "mem_efficiency": None if h.mem_efficiency is None else float(h.mem_efficiency),
+             "launch_overhead_s": None if h.launch_overhead is None
+             else float(h.launch_overhead)} for h in entries]
 
     def text() -> None:
         print(f"{ds.name} dataset: {ds.description}")
@@ -211,6 +260,10 @@ def cmd_formula(args: argparse.Namespace) -> int:
 
     if args.breakeven and args.term:
         raise UserError("give either --breakeven or --term, not both")
+    from .render import names, term_name
+
+    if len(args.recipe or []) > 1 or len(args.gpu or []) > 1:
+        raise UserError("formula shows one model: give at most one --recipe and one --gpu")
     name = (args.recipe or ["tensorwise"])[0]
     model = linear(name, mode=args.mode, fuse=args.fuse, preset=args.preset)
     if args.gpu or args.hardware_file:
@@ -219,7 +272,7 @@ def cmd_formula(args: argparse.Namespace) -> int:
         be = breakeven(model, solve_for="M", **_parse_at(args.at or []))
         print(be.latex() if args.latex else be)
         return 0
-    if args.latex and not args.term:
+    if args.latex and args.breakdown:
         # the whole model as an aligned block: terms, named totals, speedup
         print(model.latex())
         return 0
@@ -232,17 +285,28 @@ def cmd_formula(args: argparse.Namespace) -> int:
         exprs = model.breakdown
     else:
         exprs = model.expressions
+    tex_names = {attr: tex for attr, _, tex in names(model)}
+    tex_names["speedup"] = "S"
     for key, expr in exprs.items():
-        print(f"{key} = {latex(expr, model=model) if args.latex else expr}")
+        if args.latex:
+            label = tex_names.get(key) or term_name(model, key)
+            print(f"{label} = {latex(expr, model=model)}")
+        else:
+            print(f"{key} = {expr}")
     return 0
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
     from .plot import plot_cli
 
-    models = _models(args, skip_unsupported=True)
-    shape = _parse_shape(args.shape) if args.shape else None
-    path = plot_cli(args.kind, models, args.output, shape=shape)
+    if args.shape and args.kind != "roofline":
+        raise UserError(f"--shape places a shape on the roofline; plot {args.kind} takes none")
+    if args.kind != "curves" and (len(_recipes(args)) != 1 or len(args.gpu or ["x"]) != 1):
+        raise UserError(f"plot {args.kind} draws one model: give one --recipe and one --gpu "
+                        "(plot curves takes several recipes)")
+    models = _models(args)
+    opts = {"shape": _parse_shape(args.shape)} if args.shape else {}
+    path = plot_cli(args.kind, models, args.output, **opts)
     print(f"wrote {path}")
     return 0
 
@@ -250,7 +314,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     shapes = np.array([_parse_shape(s) for s in (args.shape or ["8192,8192,8192"])])
     rows = []
-    for m in _models(args, skip_unsupported=True):
+    for m in _models(args):
         out = m.evaluate(shapes[:, 0], shapes[:, 1], shapes[:, 2])
         for i, (M, K, N) in enumerate(shapes):
             rows.append({"gpu": m.hardware.name, "recipe": m.recipe.name, "M": M, "K": K,
@@ -275,8 +339,15 @@ def cmd_breakeven(args: argparse.Namespace) -> int:
     if args.solve_for and args.solve_for not in ("M", "K", "N"):
         raise UserError(f"--solve-for {args.solve_for!r}: solve for M, K or N "
                         "(hardware quantities: use the Python API)")
+    if args.along and at:
+        raise UserError("--at fixes dimensions for --solve-for; along the cube all of M, K, N "
+                        "move together")
     if not args.along and not args.solve_for:
+        if at:
+            raise UserError("--at needs --solve-for DIM")
         args.along = "cube"
+    if args.solve_for in at:
+        raise UserError(f"--solve-for {args.solve_for} cannot also be fixed by --at")
     if args.solve_for:
         missing = [d for d in "MKN" if d != args.solve_for and d not in at]
         if missing:
@@ -287,28 +358,33 @@ def cmd_breakeven(args: argparse.Namespace) -> int:
     if unknown:
         raise UserError(f"--at: unknown name(s) {sorted(unknown)}; use M, K, N")
     rows, results = [], []
-    for m in _models(args, skip_unsupported=True):
+    for m in _models(args):
         be = (breakeven(m, along="cube") if args.along == "cube" else
               breakeven(m, solve_for=args.solve_for, **at))
         results.append(be)
         value, regime = _root_text(be)
+        roots = be.root_values.tolist()
         rows.append({"gpu": m.hardware.name, "recipe": m.recipe.name,
-                     "variable": str(be.variable), "roots": be.root_values.tolist(),
-                     "first": value, "regime": regime,
-                     "faster": be._describe(be._faster), "aligned": be.aligned})
+                     "variable": str(be.variable), "first_root": roots[0] if roots else None,
+                     "roots": roots, "regime": regime, "faster": be.faster_intervals(),
+                     "aligned": be.aligned, "_first": value})
 
     def text() -> None:
         var = "x (M=K=N)" if args.along == "cube" else args.solve_for
         print(f"break-even in {var}" + (f" at {', '.join(f'{k}={v:g}' for k, v in at.items())}"
                                          if at else ""))
         print(f"{'gpu':<16}{'recipe':<34}{'first root':>11}  {'regime there':<22}faster on")
-        for r in rows:
-            print(f"{r['gpu']:<16}{r['recipe']:<34}{r['first']:>11}  {r['regime']:<22}"
-                  f"{r['faster']}")
+        for r, be in zip(rows, results):
+            print(f"{r['gpu']:<16}{r['recipe']:<34}{r['_first']:>11}  {r['regime']:<22}"
+                  f"{be.describe_faster()}")
         if any(r["aligned"] for r in rows):
             print("(block-scale floors solved on block-aligned shapes)")
         print("regime: C compute-, M memory-, L launch-bound terms of the low-precision side")
 
+    if args.json or args.csv:
+        rows = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+        for r in rows:
+            r["faster"] = [[lo, None if hi == float("inf") else hi] for lo, hi in r["faster"]]
     _emit(rows, args, text)
     return 0
 
@@ -323,10 +399,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UserError("--shapes is required: a shape-set name (see `roofline-sym sweep "
                         "--list`) or a CSV/JSON file of M,K,N rows")
     if Path(args.shapes).suffix.lower() in (".csv", ".json"):
+        if args.M is not None:
+            raise UserError("-M sets the tokens of a model shape set; a shape file has its own M")
         shapes = ShapeSet.from_file(args.shapes)
     else:
         shapes = shape_set(args.shapes, M=args.M)
-    models = _models(args, skip_unsupported=True)
+    models = _models(args)
     total = len(models) * len(shapes)
 
     def progress(done: int, total_rows: int) -> None:
@@ -337,6 +415,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if total >= 100_000 and sys.stderr.isatty():
         print(file=sys.stderr)
     table = result.model_total() if args.total else result
+    if args.output and not (args.csv or args.json):
+        suffix = Path(args.output).suffix.lower()
+        if suffix not in (".csv", ".json"):
+            raise UserError(f"-o {args.output}: use a .csv or .json file, or give --csv/--json")
+        args.csv, args.json = suffix == ".csv", suffix == ".json"
     if args.csv:
         table.to_csv(args.output or sys.stdout)
     elif args.json:
@@ -402,7 +485,7 @@ def main_job(args: argparse.Namespace) -> int:
 # -- the parser ------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
     fmt = argparse.RawDescriptionHelpFormatter
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="roofline-sym", epilog=EPILOG, formatter_class=fmt,
         description="Roofline cost models of low-precision linear layers: break-even "
                     "shapes, formulas and sweeps.")
@@ -420,8 +503,9 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--recipe", action="append", help="recipe name, repeatable "
                         "(default: every recipe of the mode)")
         sp.add_argument("--mode", default="training", choices=MODES)
-        sp.add_argument("--fuse", action="store_true",
-                        help="model casts fused with the ops producing their inputs")
+        sp.add_argument("--fuse", action=argparse.BooleanOptionalAction, default=None,
+                        help="model casts fused with the ops producing their inputs "
+                             "(default: the preset's; seed fuses, default and torchao do not)")
         sp.add_argument("--preset", default="default", choices=tuple(PRESETS))
 
     def output_options(sp: argparse.ArgumentParser) -> None:
@@ -536,13 +620,20 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--total", action="store_true",
                    help="one count-weighted total per model and shape set")
     s.add_argument("-o", "--output", metavar="FILE", help="write CSV/JSON to FILE")
-    s.add_argument("--max-rows", type=int, default=60, help="rows shown as text")
+    s.add_argument("--max-rows", type=_count, default=60, help="rows shown as text")
     output_options(s)
     return p
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"roofline-sym: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import warnings
+
     args = _parser().parse_args(argv)
+    warnings.showwarning = _one_line_warning
     try:
         if args.command is None:
             return main_job(args)
@@ -555,7 +646,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ModuleNotFoundError as exc:  # an optional extra (matplotlib) is missing
         print(f"roofline-sym: error: {exc}", file=sys.stderr)
         return 2
-    except (UserError, ValueError, LookupError, HardwareError, OSError, RuntimeError) as exc:
+    except (UserError, ValueError, LookupError, HardwareError, OSError, RuntimeError,
+            ArithmeticError) as exc:
         msg = exc.args[0] if isinstance(exc, LookupError) and exc.args else exc
         print(f"roofline-sym: error: {msg}", file=sys.stderr)
         return 2

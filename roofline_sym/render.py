@@ -37,6 +37,7 @@ from sympy.printing.latex import LatexPrinter
 from . import symbols as S
 
 __all__ = [
+    "term_name",
     "latex",
     "breakdown",
     "breakeven_latex",
@@ -272,6 +273,19 @@ def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None) 
 
 
 # -- a model's breakdown ---------------------------------------------------------
+def term_name(model, name: str) -> str:
+    r"""LaTeX name of a model's term, e.g. ``t^{\mathrm{fp8}}_{\mathrm{output}}``.
+
+    >>> import roofline_sym as rs
+    >>> print(term_name(rs.linear("rowwise"), "lowp.gemm.output"))
+    t^{\mathrm{fp8}}_{\mathrm{output}}
+    """
+    term = next((t for t in model.terms if t.name == name), None)
+    if term is None:
+        raise ValueError(f"no term {name!r}; terms: {', '.join(t.name for t in model.terms)}")
+    return _term_tex(model, term)
+
+
 def _term_tex(model, term) -> str:
     parts = term.name.split(".")
     side, kind, rest = parts[0], parts[1], parts[2:]

@@ -140,6 +140,41 @@ def test_measure_without_a_gpu_is_one_line(capsys, tmp_path):
     assert code == 2 and err.count("\n") == 1 and ("CUDA" in err or "torch" in err)
 
 
+def test_outputs_are_valid_json_and_flat_csv(capsys):
+    code, out, _ = run(capsys, "breakeven", "--gpu", "h100", "--recipe", "tensorwise",
+                       "--recipe", "rowwise", "--json")
+    rows = json.loads(out)  # strict: no NaN or Infinity
+    assert code == 0 and all(isinstance(r["first_root"], float) for r in rows)
+    assert rows[0]["faster"][-1][1] is None  # (x*, oo)
+    code, out, _ = run(capsys, "hardware", "--csv")
+    header = out.splitlines()[0].split(",")
+    assert code == 0 and "peak_fp8_flops_per_s" in header and "{" not in out
+    code, out, _ = run(capsys, "hardware", "h200", "--json")
+    (row,) = json.loads(out)
+    assert row["mem_bw_bytes_per_s"] == 4.8e12 and row["peak_fp4_flops_per_s"] is None
+
+
+def test_skipped_pairs_are_one_note(capsys):
+    code, out, err = run(capsys, "eval", "--gpu", "h100", "--gpu", "a100", "--recipe",
+                         "tensorwise", "--recipe", "mxfp8_cublas")
+    assert code == 0 and err.count("\n") == 1 and "skipped 3 recipe x GPU pair(s)" in err
+    assert "H100 SXM" in out and "tensorwise" in out
+
+
+def test_sweep_output_format_from_suffix(capsys, tmp_path):
+    out = tmp_path / "s.json"
+    code, _, _ = run(capsys, "sweep", "--gpu", "h100", "--recipe", "rowwise", "--shapes",
+                     "pow2", "-o", str(out))
+    assert code == 0 and len(json.loads(out.read_text())) == 5
+
+
+def test_fuse_default_follows_the_preset(capsys):
+    _, seed, _ = run(capsys, "formula", "--recipe", "dynamic", "--preset", "seed")
+    _, seed_unfused, _ = run(capsys, "formula", "--recipe", "dynamic", "--preset", "seed",
+                             "--no-fuse")
+    assert seed != seed_unfused and "3*t_launch" in seed
+
+
 def test_help_everywhere_has_examples(capsys):
     for cmd in ("hardware", "recipes", "formula", "eval", "breakeven", "sweep", "plot",
                 "measure", "fidelity"):
@@ -173,11 +208,34 @@ BAD_INPUT = [
      "use a .png, .svg or .pdf"),
     (["plot", "roofline", "--gpu", "h100", "--recipe", "tensorwise", "--shape", "1,2",
       "-o", "x.png"], "expected three numbers"),
+    (["plot", "heatmap", "--gpu", "h100", "--recipe", "tensorwise", "--shape", "1,2,3",
+      "-o", "x.png"], "plot heatmap takes none"),
+    (["plot", "heatmap", "--gpu", "h100", "-o", "x.png"], "draws one model"),
+    (["breakeven", "--gpu", "h100", "--recipe", "tensorwise", "--solve-for", "M",
+      "--at", "K=1e300,N=1e300"], "up to 2**53"),
+    (["eval", "--gpu", "h100", "--shape", "1e300,1e300,1e300"], "up to 2**53"),
+    (["breakeven", "--gpu", "h100", "--along", "cube", "--at", "K=5"], "--at fixes"),
+    (["breakeven", "--gpu", "h100", "--solve-for", "M", "--at", "K=8,N=8,M=5"],
+     "cannot also be fixed"),
+    (["breakeven", "--gpu", "h100", "--solve-for", "M", "--at", "K=8", "--at", "K=9,N=1"],
+     "K given twice"),
+    (["sweep", "--gpu", "h100", "--recipe", "rowwise", "--shapes", "pow2", "-o", "x.txt"],
+     "use a .csv or .json file"),
+    (["formula", "--recipe", "rowwise", "--recipe", "tensorwise"], "one --recipe"),
+    (["hardware", "--dataset", "seed", "--hardware-file", "x.toml"], "not both"),
+    (["eval", "--mode", "bogus"], "invalid choice: 'bogus'"),
+    (["sweep", "--shapes", "pow2", "--max-rows", "-1"], "must be 0 or more"),
+    (["nonsense"], "invalid choice"),
+    (["eval", "--gpu", "a100"], "no dense fp8 peak"),
 ]
 
 
 @pytest.mark.parametrize("argv, message", BAD_INPUT)
 def test_bad_input_one_line_exit_2(capsys, argv, message):
-    code, out, err = run(capsys, *argv)
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    out, err = capsys.readouterr()
     assert code == 2
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
