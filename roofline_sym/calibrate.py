@@ -37,13 +37,18 @@ import json
 import math
 import os
 import warnings
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .hardware import Hardware, hardware as lookup_hardware, load_hardware
+from .hardware import Hardware, HardwareError, hardware as lookup_hardware, load_hardware
 from .components import model_times
 from .measure import RepeatPolicy, grid, run
 from .measurements import Measurements, parse_csv, read_csv, write_csv
@@ -81,7 +86,11 @@ class Calibration:
     ``hardware``: the calibrated ``Hardware`` (``eta_max`` for a size-dependent
     fit); ``values``: the fitted numbers by symbol name; ``flops_half``:
     ``F0_d`` per dtype of a size-dependent fit (empty otherwise);
-    ``rms_log_error``: the fit's root-mean-square ``log(pred / measured)``.
+    ``rms_log_error``: the fit's root-mean-square ``log(pred / measured)``;
+    ``source``: the measurement file fitted to (``fit``) or the hardware file
+    read back (``load``); ``meas_sources``: the ``[sources]`` citation keys
+    that the entry's sources cite; ``toml_sources``: per ``Hardware`` field,
+    the source as written in the file read back (citing ``meas_sources``).
     """
 
     hardware: Hardware
@@ -93,13 +102,38 @@ class Calibration:
     rms_log_error: float = math.nan
     notes: tuple[str, ...] = ()
     meas_sources: Mapping[str, str] = field(default_factory=dict)
+    toml_sources: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, hw: Hardware, base: Hardware | None = None) -> "Calibration":
-        """Wrap a hardware entry (e.g. a calibrated TOML loaded back) as a Calibration."""
+    def of(cls, hw: Hardware, base: Hardware | None = None, *,
+           sources: Mapping[str, str] | None = None,
+           entry_sources: Mapping[str, str] | None = None,
+           source: str = "") -> "Calibration":
+        """Wrap a hardware entry (e.g. a calibrated TOML loaded back) as a Calibration.
+
+        ``sources``: the ``[sources]`` table of the file ``hw`` was read from,
+        ``entry_sources``: its ``[gpu.sources]`` (TOML field -> source text);
+        with them ``to_toml`` writes the entry back with its own citations
+        (``load`` passes both).  ``source``: that file's path.
+        """
         values = {k: v for k, v in hardware_values(hw).items()
                   if k.startswith("eta_") or k == "t_launch"}
-        return cls(hw, base or hw, values, source=hw.sources.get("mem_efficiency", ""))
+        fields = dict(_TOML_FIELDS)
+        toml_sources = {fields[k]: v for k, v in (entry_sources or {}).items() if k in fields}
+        return cls(hw, base or hw, values, source=os.fspath(source),
+                   meas_sources=dict(sources or {}), toml_sources=toml_sources)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, base: Hardware | None = None) -> "Calibration":
+        """A calibrated hardware TOML (one entry, as ``to_toml`` writes) read back,
+        with its ``[sources]`` and per-field sources, so ``to_toml`` can write it again."""
+        ds = load_hardware(path)  # validates, with errors naming the file
+        if len(ds) != 1:
+            raise ValueError(f"{path}: expected one calibrated entry, found "
+                             f"{len(ds)} ({', '.join(ds.names())})")
+        data = tomllib.loads(Path(path).read_bytes().decode("utf-8"))
+        return cls.of(ds.entries[0], base, sources=data.get("sources", {}),
+                      entry_sources=data["gpu"][0].get("sources", {}), source=os.fspath(path))
 
     @property
     def size_dependent(self) -> bool:
@@ -158,33 +192,55 @@ class Calibration:
     # -- the hardware file -----------------------------------------------------------
     def to_toml(self, path: str | os.PathLike) -> Path:
         """Write the calibrated entry as a hardware TOML file (the schema of
-        ``roofline_sym/data/default.toml``) and check it loads back."""
+        ``roofline_sym/data/default.toml``).
+
+        The text is written to a temporary file next to ``path`` and loaded
+        back through ``load_hardware`` (the validation shipped data passes);
+        only then is it moved to ``path``.  A text that does not load raises
+        ``HardwareError`` and leaves no file behind (nor changes an existing one).
+        """
         path = Path(path)
-        path.write_text(self.toml(), encoding="utf-8")
-        load_hardware(path)  # the file must pass the same validation as shipped data
+        text = self.toml()
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "x", encoding="utf-8") as f:
+                f.write(text)
+            load_hardware(tmp)  # the file must pass the same validation as shipped data
+            os.replace(tmp, path)
+        except HardwareError as exc:
+            raise HardwareError(str(exc).replace(str(tmp), str(path))) from None
+        finally:
+            tmp.unlink(missing_ok=True)
         return path
 
     def toml(self) -> str:
         """The hardware TOML text (see ``to_toml``)."""
         hw = self.hardware
-        lines = ["# roofline_sym hardware file written by roofline_sym.calibrate.",
-                 f"# Fitted to {Path(self.source).name if self.source else 'measurements'}."]
+        origin = Path(self.source).name if self.source else ""
+        if self.rows:
+            origin = f"# Fitted to {origin or 'measurements'}."
+        else:
+            origin = (f"# Written back from {origin}." if origin
+                      else f"# Written from the entry {hw.name!r}.")
+        lines = ["# roofline_sym hardware file written by roofline_sym.calibrate.", origin]
         if any("SYNTHETIC" in n for n in hw.notes):
             lines.append("# SYNTHETIC measurements: this is not a calibration of a real GPU.")
         lines += ["", "[dataset]", 'name = "calibrated"',
                   "description = " + _str(f"{hw.name}: achievable fractions and launch "
                                           "floor fitted to measured times"),
                   "", "[sources]"]
-        lines += [f"{k} = {_str(v)}" for k, v in self.meas_sources.items()]
+        present = [(t, h) for t, h in _TOML_FIELDS if _present(getattr(hw, h))]
+        field_sources = {t: self._toml_source(h) for t, h in present}
+        keys = dict(self.meas_sources)
+        for key, hw_of_key in (("BASE", self.base), ("ENTRY", hw)):
+            if key not in keys and any(_cites(text, key) for text in field_sources.values()):
+                keys[key] = _entry_citation(hw_of_key)
+        lines += [f"{k} = {_str(v)}" for k, v in keys.items()]
         lines += ["", "[[gpu]]", f"name = {_str(hw.name)}"]
         if hw.aliases:
             lines.append(f"aliases = [{', '.join(map(_str, hw.aliases))}]")
-        present = []
-        for toml_field, hw_field in _TOML_FIELDS:
+        for toml_field, hw_field in present:
             value = getattr(hw, hw_field)
-            if value is None or (isinstance(value, Mapping) and not value):
-                continue
-            present.append((toml_field, hw_field))
             if isinstance(value, Mapping):
                 body = ", ".join(f"{k} = {_num(v)}" for k, v in value.items())
                 lines.append(f"{toml_field} = {{ {body} }}")
@@ -195,16 +251,37 @@ class Calibration:
             lines += [f"    {_str(n)}," for n in hw.notes]
             lines.append("]")
         lines += ["", "[gpu.sources]"]
-        lines += [f"{t} = {_str(self._toml_source(h))}" for t, h in present]
+        lines += [f"{t} = {_str(text)}" for t, text in field_sources.items()]
         return "\n".join(lines) + "\n"
 
     def _toml_source(self, hw_field: str) -> str:
-        # fitted fields cite MEAS (already in key form); the rest cite BASE and
-        # keep the base entry's own citation text after the semicolon
+        # an entry read back from a file keeps that file's source texts; fitted
+        # fields cite MEAS (already in key form); the rest cite BASE and keep
+        # the base entry's own citation text after the semicolon, or, for an
+        # entry not derived from the base, ENTRY and the entry's own text
+        if hw_field in self.toml_sources:
+            return self.toml_sources[hw_field]
         text = self.hardware.sources.get(hw_field, "")
-        if text.startswith("MEAS"):
+        if text.startswith("MEAS") and "MEAS" in self.meas_sources:
             return text
-        return f"BASE; {self.base.sources.get(hw_field, 'no source given in the base entry')}"
+        base_text = self.base.sources.get(hw_field, "no source given in the base entry")
+        if not text or text == base_text:
+            return f"BASE; {base_text}"
+        return f"ENTRY; {text}"
+
+
+def _entry_citation(hw: Hardware) -> str:
+    return (f"roofline_sym {hw.dataset} dataset, entry {hw.name!r}; its citation "
+            "for each value follows the semicolon")
+
+
+def _cites(text: str, key: str) -> bool:
+    """Whether a source text cites ``key`` (keys come before the first semicolon)."""
+    return key in (t.strip() for t in text.split(";", 1)[0].split(","))
+
+
+def _present(value: Any) -> bool:
+    return value is not None and not (isinstance(value, Mapping) and not value)
 
 
 def _str(text: str) -> str:
@@ -356,8 +433,9 @@ def fit(measurements: Measurements | str | os.PathLike, base: Hardware | str | N
         if not over:
             break
         for i in over:
+            limit = "bandwidth" if names[i] == "eta_mem" else "peak"
             msg = (f"{names[i]} fitted to {math.exp(x[i]):.3f} > 1 (faster than "
-                   f"{base.name}'s peak allows): clipped to 1, the other values refitted")
+                   f"{base.name}'s {limit} allows): clipped to 1, the other values refitted")
             warnings.warn(msg, stacklevel=2)
             notes.append(msg)
             x[i], free[i] = 0.0, False
@@ -378,7 +456,7 @@ def fit(measurements: Measurements | str | os.PathLike, base: Hardware | str | N
             fitted[n] = kept
             notes.append(f"{n}: no measured row is in its regime; kept {base.name}'s {kept:g}")
     r = problem(np.log(np.maximum([fitted[n] for n in names], 1e-300)))[0]
-    return _calibration(meas, base, fitted, dtypes, counts, notes, float(np.sqrt(np.mean(r**2))),
+    return _fitted_calibration(meas, base, fitted, dtypes, counts, notes, float(np.sqrt(np.mean(r**2))),
                         name)
 
 
@@ -391,8 +469,8 @@ def _regime_counts(names, dtype, active) -> dict[str, int]:
     return counts
 
 
-def _calibration(meas: Measurements, base: Hardware, fitted: dict[str, float], dtypes,
-                 counts, notes, rms, name) -> Calibration:
+def _fitted_calibration(meas: Measurements, base: Hardware, fitted: dict[str, float], dtypes,
+                        counts, notes, rms, name) -> Calibration:
     values = {k: v for k, v in fitted.items() if not k.startswith("F0_")}
     flops_half = {k[3:]: _sig(v, 3) for k, v in fitted.items() if k.startswith("F0_")}
     file_name = Path(meas.source).name if meas.source else "measurements"
@@ -411,8 +489,7 @@ def _calibration(meas: Measurements, base: Hardware, fitted: dict[str, float], d
                  "this entry is a test artefact, not a calibration.", *notes]
     sources = {
         "MEAS": meas_text,
-        "BASE": f"roofline_sym {base.dataset} dataset, entry {base.name!r}; its citation "
-                "for each value follows the semicolon",
+        "BASE": _entry_citation(base),
     }
     eff_text = ", ".join(f"{d} over {counts[f'eta_{d}']} compute-bound GEMM rows" for d in dtypes)
     kept = [d for d in base.gemm_efficiency if d not in dtypes]

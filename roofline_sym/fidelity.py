@@ -22,25 +22,28 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
+from functools import cached_property
 from importlib import resources
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from .calibrate import Calibration, fit, hardware_values, resolve_hardware
-from .hardware import Hardware, load_hardware
+from .hardware import Hardware
 from .linear import linear
-from .components import CAST_RECIPES, GEMM_NAMES, _cast_components, model_times
+from .components import CAST_RECIPES, COMPONENTS, GEMM_NAMES, model_times
 from .measurements import Measurements, read_csv
 
 __all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components"]
 
 # The fidelity goal for a real run (issue 7), on composed speedups after
-# calibration: (label, smallest of M, K, N from, below, median |error| bound).
-GOALS = (("M, K, N in 1024..16384", 1024, math.inf, 0.10),
-         ("below 1024", 0, 1024, 0.25))
+# calibration: (label, smallest of M, K, N from, smallest below, largest at
+# most, median |error| bound).  A shape is in "1024..16384" when all of M, K, N
+# are (1024 <= min and max <= 16384), "below 1024" when its smallest is.
+GOALS = (("M, K, N in 1024..16384", 1024, math.inf, 16384, 0.10),
+         ("below 1024", 0, 1024, math.inf, 0.25))
 
 
 def sample_path() -> Path:
@@ -64,7 +67,7 @@ def composed_components(recipe_name: str) -> tuple[tuple[str, ...], tuple[str, .
                          f"measured: {', '.join(CAST_RECIPES)}")
     base = tuple(f"gemm.bf16.{g}" for g in GEMM_NAMES)
     lowp = tuple(f"gemm.fp8_{recipe_name}.{g}" for g in GEMM_NAMES) + tuple(
-        c for c in _cast_components() if c.startswith(f"cast.{recipe_name}."))
+        c for c in COMPONENTS if c.startswith(f"cast.{recipe_name}."))
     return base, lowp
 
 
@@ -85,27 +88,27 @@ class Report:
     calibration: Calibration | None
     rows: tuple[dict[str, Any], ...]
     notes: tuple[str, ...] = ()
-    _summary: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     # -- numbers ------------------------------------------------------------------------
+    @cached_property
+    def _summary(self) -> tuple[dict[str, Any], ...]:
+        groups: dict[tuple[str, str], list[dict]] = {}
+        for r in self.rows:
+            groups.setdefault((r["name"], r["regime"]), []).append(r)
+            groups.setdefault((r["name"], "all"), []).append(r)
+        order = {n: i for i, n in enumerate(dict.fromkeys(r["name"] for r in self.rows))}
+        keys = sorted(groups, key=lambda k: (order[k[0]], k[1] == "all", k[1]))
+        return tuple(_stats(name, regime, groups[name, regime]) for name, regime in keys)
+
     def summary(self) -> list[dict[str, Any]]:
         """Per (name, regime), and per name over all regimes: n, median and max |error|."""
-        if not self._summary:
-            groups: dict[tuple[str, str], list[dict]] = {}
-            for r in self.rows:
-                groups.setdefault((r["name"], r["regime"]), []).append(r)
-                groups.setdefault((r["name"], "all"), []).append(r)
-            order = {n: i for i, n in enumerate(dict.fromkeys(r["name"] for r in self.rows))}
-            keys = sorted(groups, key=lambda k: (order[k[0]], k[1] == "all", k[1]))
-            self._summary.extend(_stats(name, regime, groups[name, regime])
-                                 for name, regime in keys)
-        return self._summary
+        return [dict(s) for s in self._summary]
 
     def stats(self, name: str, regime: str = "all") -> dict[str, Any]:
         """The summary row of one component (or ``speedup.<recipe>``)."""
-        for s in self.summary():
+        for s in self._summary:
             if s["name"] == name and s["regime"] == regime:
-                return s
+                return dict(s)
         raise KeyError(f"no rows for {name!r} in regime {regime!r}")
 
     def goals(self) -> list[dict[str, Any]]:
@@ -115,8 +118,9 @@ class Report:
         out = []
         for recipe_name in CAST_RECIPES:
             rows = [r for r in self.rows if r["name"] == f"speedup.fp8_{recipe_name}"]
-            for label, lo, hi, bound in GOALS:
-                band = [r for r in rows if lo <= min(r["M"], r["K"], r["N"]) < hi]
+            for label, lo, below, largest, bound in GOALS:
+                band = [r for r in rows if lo <= min(r["M"], r["K"], r["N"]) < below
+                        and max(r["M"], r["K"], r["N"]) <= largest]
                 med = (float(np.median([abs(r[f"{which}_error"]) for r in band]))
                        if band else math.nan)
                 out.append({"recipe": recipe_name, "band": label, "n": len(band),
@@ -177,40 +181,42 @@ class Report:
         return self.text()
 
     def plot(self, path: str | os.PathLike) -> Path | None:
-        """Predicted vs measured speedup, before and after calibration, as an
-        image; None (nothing written) when matplotlib is not installed."""
+        """Predicted vs measured speedup, before and after calibration, as a
+        .png, .svg or .pdf one paper column wide (``plot.save``); None (nothing
+        written) when matplotlib is not installed."""
+        from . import plot as figures
+
+        figures.output_format(path)  # a bad suffix fails before anything is drawn
         try:
-            from matplotlib.backends.backend_agg import FigureCanvasAgg
-            from matplotlib.figure import Figure
+            import matplotlib.figure  # noqa: F401
         except ImportError:
             return None
         rows = [r for r in self.rows if r["kind"] == "speedup"]
-        fig = Figure(figsize=(5.5, 5))
-        FigureCanvasAgg(fig)  # no pyplot: leaves the caller's matplotlib state alone
-        ax = fig.add_subplot()
-        for i, recipe_name in enumerate(CAST_RECIPES):
-            sel = [r for r in rows if r["name"] == f"speedup.fp8_{recipe_name}"]
-            if not sel:
-                continue
-            meas = [r["measured"] for r in sel]
-            ax.scatter(meas, [r["before"] for r in sel], marker="o", facecolors="none",
-                       edgecolors=f"C{i}", label=f"{recipe_name}, before")
-            if self.calibration is not None:
-                ax.scatter(meas, [r["after"] for r in sel], marker="x", color=f"C{i}",
-                           label=f"{recipe_name}, after")
-        values = [v for r in rows for v in (r["measured"], r["before"], r["after"])
-                  if np.isfinite(v)]
-        if values:
-            lo, hi = min(values) * 0.95, max(values) * 1.05
-            ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8)
-        ax.set_xlabel("measured speedup over bf16")
-        ax.set_ylabel("predicted speedup over bf16")
-        title = f"{self.hardware.name}: fp8 training speedup"
-        ax.set_title(title + (" (SYNTHETIC data)" if self.synthetic else ""), fontsize=10)
-        ax.legend(fontsize=8)
-        path = Path(path)
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-        return path
+        with figures.style():
+            fig, ax = figures.new_axes(figures.COLUMN_WIDTH, 3.3)
+            for i, recipe_name in enumerate(CAST_RECIPES):
+                sel = [r for r in rows if r["name"] == f"speedup.fp8_{recipe_name}"]
+                if not sel:
+                    continue
+                meas = [r["measured"] for r in sel]
+                ax.scatter(meas, [r["before"] for r in sel], s=14, marker="o",
+                           facecolors="none", edgecolors=f"C{i}", linewidths=0.7,
+                           label=f"{recipe_name}, before")
+                if self.calibration is not None:
+                    ax.scatter(meas, [r["after"] for r in sel], s=14, marker="x",
+                               color=f"C{i}", linewidths=0.7, label=f"{recipe_name}, after")
+            values = [v for r in rows for v in (r["measured"], r["before"], r["after"])
+                      if np.isfinite(v)]
+            if values:
+                lo, hi = min(values) * 0.95, max(values) * 1.05
+                ax.plot([lo, hi], [lo, hi], color="0.5", lw=0.8)
+            ax.set_xlabel("measured speedup over bf16")
+            ax.set_ylabel("predicted speedup over bf16")
+            title = f"{self.hardware.name}: fp8 training speedup"
+            ax.set_title(title + (" (SYNTHETIC data)" if self.synthetic else ""))
+            if rows:
+                ax.legend(frameon=False)
+        return figures.save(fig, path)
 
 
 def _stats(name: str, regime: str, rows: Sequence[dict]) -> dict[str, Any]:
@@ -239,18 +245,20 @@ def report(measurements: Measurements | str | os.PathLike, hardware: Hardware | 
     ``hardware``: the "before" entry (name, ``Hardware``, or None for the
     file's GPU in the default dataset).  ``calibrated``: True fits the model
     to this file (``calibrate.fit``, ``size_dependent`` as given); a
-    ``Calibration``, a ``Hardware`` or a hardware TOML path uses that; False
-    reports "before" only.
+    ``Calibration``, a ``Hardware`` or a hardware TOML path
+    (``Calibration.load``) uses that; False reports "before" only.  Rows of
+    GEMM dtypes the "before" entry has no peak for are left out, before
+    fitting, with a note.
     """
     meas = measurements if isinstance(measurements, Measurements) else read_csv(measurements)
     base = resolve_hardware(hardware, meas)
-    cal = _calibration(calibrated, meas, base, size_dependent)
     notes = []
     supported = np.array([not d or base.supports(d) for d in meas.costs[0]])
     if not supported.all():
         notes.append(f"{int((~supported).sum())} rows of dtypes {base.name} has no peak "
                      "for are left out")
         meas = meas.select(supported)
+    cal = _report_calibration(calibrated, meas, base, size_dependent)
     stale = _stale_costs(meas)
     if stale:
         notes.append(f"{stale} rows' bytes or FLOPs differ from the current model's (measured "
@@ -259,8 +267,8 @@ def report(measurements: Measurements | str | os.PathLike, hardware: Hardware | 
     return Report(meas.source, meas.synthetic, base, cal, tuple(rows), tuple(notes))
 
 
-def _calibration(calibrated: Any, meas: Measurements, base: Hardware,
-                 size_dependent: bool) -> Calibration | None:
+def _report_calibration(calibrated: Any, meas: Measurements, base: Hardware,
+                        size_dependent: bool) -> Calibration | None:
     if calibrated is True:
         return fit(meas, base, size_dependent=size_dependent)
     if calibrated is False or calibrated is None:
@@ -270,11 +278,7 @@ def _calibration(calibrated: Any, meas: Measurements, base: Hardware,
     if isinstance(calibrated, Hardware):
         return Calibration.of(calibrated, base)
     if isinstance(calibrated, (str, os.PathLike)):
-        ds = load_hardware(calibrated)
-        if len(ds) != 1:
-            raise ValueError(f"{calibrated}: expected one calibrated entry, found "
-                             f"{len(ds)} ({', '.join(ds.names())})")
-        return Calibration.of(ds.entries[0], base)
+        return Calibration.load(calibrated, base)
     raise TypeError(f"calibrated must be True, False, a Calibration, a Hardware or a path, "
                     f"not {type(calibrated).__name__}")
 
@@ -384,11 +388,15 @@ def cli(path: str | os.PathLike, *, hardware: Hardware | str | None = None,
     >>> print(cli(sample_path(), hardware="h200", regimes=False).splitlines()[1])
     *** SYNTHETIC data: generated by the cost model, not measured on a GPU ***
     """
+    if plot is not None:
+        from .plot import output_format
+
+        output_format(plot)  # a bad file name fails before anything is computed or written
+    if write_hardware is not None and (calibrated is False or calibrated is None):
+        raise ValueError("--write-hardware needs a calibration; drop --no-calibrate")
     rep = report(path, hardware, calibrated, size_dependent=size_dependent)
     lines = [rep.text(regimes)]
     if write_hardware is not None:
-        if rep.calibration is None:
-            raise ValueError("--write-hardware needs a calibration; drop --no-calibrate")
         written = rep.calibration.to_toml(write_hardware)
         lines.append(f"wrote the calibrated hardware entry to {written}")
     if plot is not None:

@@ -59,7 +59,9 @@ def _nvidia_smi_clocks() -> dict[str, float]:
 
 
 def torch_env(torch: Any = None) -> dict[str, str]:
-    """GPU name, torch and CUDA versions, and what nvidia-smi says (optional)."""
+    """GPU name (``torch.cuda.get_device_name()``), torch and CUDA versions.
+
+    Clocks are read separately (``_clock_reader``: torch, and nvidia-smi once)."""
     torch = torch or _torch_cuda()
     env = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "cuda": str(torch.version.cuda)}
@@ -67,8 +69,9 @@ def torch_env(torch: Any = None) -> dict[str, str]:
 
 
 def _clock_reader(torch: Any) -> Callable[[], dict[str, float]]:
-    """Reads the SM clock through torch (pynvml, milliseconds) when it can; the
-    memory clock (and the SM clock otherwise) from nvidia-smi once at start."""
+    """Reads the SM clock in MHz through ``torch.cuda.clock_rate()`` (which
+    asks pynvml) when it can; the memory clock (and the SM clock otherwise)
+    from nvidia-smi once at start."""
     start = _nvidia_smi_clocks()
 
     def read() -> dict[str, float]:

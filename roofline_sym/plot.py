@@ -5,7 +5,7 @@ imported inside the functions, never when ``roofline_sym`` is imported.  Every
 function takes a model bound to a GPU (or ``hw=``), returns the matplotlib
 ``Figure`` (no pyplot state is touched) and sizes it for one paper column
 (3.5 in wide, fonts of 7-8 pt).  ``save(fig, "fig.pdf")`` writes PNG, SVG or
-PDF by suffix.
+PDF by suffix; ``style()`` and ``new_axes()`` give other figures the same look.
 
 * ``speedup_heatmap(model)``: speedup over (M, K = N), log axes, with the
   break-even curve from the solver (exact roots per K column) drawn on top.
@@ -36,6 +36,9 @@ __all__ = [
     "roofline",
     "regime_map",
     "save",
+    "style",
+    "new_axes",
+    "output_format",
     "plot_cli",
     "PLOT_KINDS",
     "COLUMN_WIDTH",
@@ -80,19 +83,38 @@ def _mpl():
 
 
 @contextlib.contextmanager
-def _style():
+def style():
+    """The figures' matplotlib settings (7-8 pt fonts, thin lines, 300 dpi,
+    TrueType fonts in PDF) as a context manager; draw and ``save`` inside it.
+    ``ModuleNotFoundError`` when matplotlib is missing."""
     mpl = _mpl()
     with mpl.rc_context(_RC):
         yield mpl
 
 
-def _new_axes(ax, width: float, height: float):
+def new_axes(width: float = COLUMN_WIDTH, height: float = 2.6, ax=None):
+    """``(Figure, Axes)``: ``ax`` and its figure, or a new ``Figure`` of
+    ``width`` x ``height`` inches with one Axes (constrained layout; no pyplot
+    state is touched).  Call it inside ``style()``."""
     from matplotlib.figure import Figure
 
     if ax is not None:
         return ax.figure, ax
     fig = Figure(figsize=(width, height), layout="constrained")
     return fig, fig.add_subplot()
+
+
+def output_format(path) -> str:
+    """The format of an output file by its suffix: png, svg or pdf (else ValueError).
+
+    >>> output_format("fig.PDF")
+    'pdf'
+    """
+    fmt = FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        raise ValueError(f"cannot tell the format of {str(path)!r}: use a .png, .svg or "
+                         ".pdf file name")
+    return fmt
 
 
 def _bound(model, hw=None):
@@ -264,12 +286,12 @@ def speedup_heatmap(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768)
     mb = _bound(model, hw)
     cells = _Cells.make(m_range, k_range, resolution)
     k_lo, k_hi = cells.k_lo, cells.k_hi
-    with _style():
+    with style():
         from matplotlib import colormaps
         from matplotlib.colors import TwoSlopeNorm
         from matplotlib.patches import Patch
 
-        fig, ax = _new_axes(ax, width, height)
+        fig, ax = new_axes(width, height, ax)
         speedup = mb.evaluate(M=cells.mm, K=cells.kk, N=cells.kk)["speedup"]
         lo, hi = float(np.nanmin(speedup)), float(np.nanmax(speedup))
         norm = TwoSlopeNorm(vcenter=1.0, vmin=min(lo, 0.999), vmax=max(hi, 1.001))
@@ -346,8 +368,8 @@ def breakeven_curves(models, *, hw=None, k_range=(256, 65536), points: int = 48,
     """
     items = [(label, _bound(m, hw)) for label, m in _labelled(models)]
     k_lo, k_hi = _range(k_range, "k_range")
-    with _style():
-        fig, ax = _new_axes(ax, width, height)
+    with style():
+        fig, ax = new_axes(width, height, ax)
         ks = np.unique(np.round(np.geomspace(k_lo, k_hi, points)))
         y_lo, y_hi = math.inf, 0.0
         for i, (label, mb) in enumerate(items):
@@ -447,10 +469,10 @@ def roofline(model, shape=(8192, 8192, 8192), *, hw=None, ax=None, title: str | 
     h = mb.hardware
     bw = float(h.mem_bw) * float(h.mem_efficiency if h.mem_efficiency is not None else 1)
     points = _kernel_points(mb, shape)
-    with _style():
+    with style():
         from matplotlib.lines import Line2D
 
-        fig, ax = _new_axes(ax, width, height)
+        fig, ax = new_axes(width, height, ax)
         placed = [p for p in points if p["bytes"] > 0 and p["seconds"] > 0]
         ais = [p["ops"] / p["bytes"] for p in placed]
         x_lo = 10 ** math.floor(math.log10(min(ais + [1.0])) - 0.3)
@@ -482,7 +504,11 @@ def roofline(model, shape=(8192, 8192, 8192), *, hw=None, ax=None, title: str | 
         ax.set_yscale("log")
         ax.set_xlim(x_lo, x_hi)
         top = max(float(h.peak_flops[d]) for d in dtypes) / 1e12
-        ax.set_ylim(top / 1e4, top * 2.5)
+        # four decades under the highest peak, or lower to keep every kernel in
+        # view (a small shape's casts, a launch-bound (1, 1, 1)), with a margin
+        # of 3x under the slowest
+        perfs = [p["ops"] / p["seconds"] / 1e12 for p in placed]
+        ax.set_ylim(min([top / 1e4] + [min(perfs) / 3] * bool(perfs)), top * 2.5)
         ax.set_xlabel("arithmetic intensity (FLOP/byte)")
         ax.set_ylabel("performance (TFLOP/s)")
         ax.grid(True, which="major", lw=0.4, alpha=0.4)
@@ -559,11 +585,11 @@ def regime_map(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768),
     mb = _bound(model, hw)
     cells = _Cells.make(m_range, k_range, resolution)
     mm = cells.mm
-    with _style():
+    with style():
         from matplotlib.colors import BoundaryNorm, ListedColormap
         from matplotlib.patches import Patch
 
-        fig, ax = _new_axes(ax, width, height)
+        fig, ax = new_axes(width, height, ax)
         terms = mb.evaluate_terms(mm, cells.kk, cells.kk)
         varying = {t.name for t in mb.terms if len(t.pieces) > 1 and t.side == side}
         gemm = _state([terms[n][1] for n in varying if ".gemm." in n])
@@ -614,11 +640,8 @@ def regime_map(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768),
 def save(fig, path, *, dpi: int = 300) -> Path:
     """Write ``fig`` to ``path``; the format comes from the suffix (.png, .svg, .pdf)."""
     path = Path(path)
-    fmt = FORMATS.get(path.suffix.lower())
-    if fmt is None:
-        raise ValueError(f"cannot tell the format of {str(path)!r}: use a .png, .svg or "
-                         ".pdf file name")
-    with _style():
+    fmt = output_format(path)
+    with style():
         fig.savefig(path, format=fmt, dpi=dpi)
     return path
 

@@ -113,16 +113,20 @@ class ShapeSet:
         """Read rows ``M, K, N[, name, count]`` from a ``.csv`` or ``.json`` file.
 
         CSV needs a header row; JSON is a list of objects (or of ``[M, K, N]``
-        lists), or an object with such a list under ``"shapes"``.  Numbers are
+        lists), or an object with such a list under ``"shapes"``.  The file is
+        UTF-8, with or without a byte-order mark (as Excel writes CSV); column
+        names are case-insensitive and each may appear once.  Numbers are
         parsed (``int``/``float``), never evaluated; a bad row is a ValueError
         naming the file and the row.
         """
         path = os.fspath(path)
         try:
-            with open(path, encoding="utf-8", newline="") as f:
+            with open(path, encoding="utf-8-sig", newline="") as f:
                 text = f.read()
         except OSError as exc:
             raise ValueError(f"{path}: cannot read shape file ({exc.strerror})") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: not UTF-8 text ({exc})") from None
         suffix = os.path.splitext(path)[1].lower()
         if suffix == ".csv":
             records = _csv_records(text, path)
@@ -452,6 +456,9 @@ def _csv_records(text: str, path: str) -> list[tuple[str, dict]]:
     if unknown or not {"m", "k", "n"} <= {c.lower() for c in cols}:
         raise ValueError(f"{path}: header {cols!r}: columns must be M, K, N and optionally "
                          "name, count")
+    twice = _repeated(cols)
+    if twice:
+        raise ValueError(f"{path}: header {cols!r}: column {twice!r} appears twice")
     out = []
     for row in reader:
         if not any(cell.strip() for cell in row):
@@ -463,13 +470,36 @@ def _csv_records(text: str, path: str) -> list[tuple[str, dict]]:
     return out
 
 
+class _DuplicateKey(Exception):
+    """A JSON object names a key twice (raised while parsing)."""
+
+
+def _repeated(names: Sequence[str]) -> str | None:
+    """The first column name given a second time (case-insensitively), or None."""
+    seen: set[str] = set()
+    for name in names:
+        if name.lower() in seen:
+            return name
+        seen.add(name.lower())
+    return None
+
+
 def _json_records(text: str, path: str) -> list[tuple[str, dict]]:
     import json
 
+    def unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+        out = dict(pairs)
+        if len(out) < len(pairs):  # json.loads would keep the last silently
+            raise _DuplicateKey(next(k for i, (k, _) in enumerate(pairs)
+                                     if k in dict(pairs[:i])))
+        return out
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON ({exc})") from None
+    except _DuplicateKey as exc:
+        raise ValueError(f"{path}: key {exc.args[0]!r} appears twice in an object") from None
     if isinstance(data, dict):
         data = data.get("shapes")
     if not isinstance(data, list):
@@ -487,6 +517,10 @@ def _json_records(text: str, path: str) -> list[tuple[str, dict]]:
             if unknown:
                 raise ValueError(f"{path}: {where}: unknown key(s) {unknown}; keys are "
                                  "M, K, N and optionally name, count")
+            twice = _repeated([str(k) for k in rec])
+            if twice:
+                raise ValueError(f"{path}: {where}: key {twice!r} appears twice "
+                                 "(keys are case-insensitive)")
             rec = {_FILE_COLUMNS[str(k).lower()]: v for k, v in rec.items()}
         else:
             raise ValueError(f"{path}: {where}: expected an object or [M, K, N], got {rec!r}")

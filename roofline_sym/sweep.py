@@ -358,7 +358,11 @@ def _concat(arrays: list[np.ndarray]) -> np.ndarray:
 
 
 def _cell(v: Any) -> str:
+    """A float as an integer when it is one (below 1e15: M = 16384 as 16384,
+    not 1.638e+04), else to 4 significant digits; other values as str."""
     if isinstance(v, float):
+        if v.is_integer() and abs(v) < 1e15:
+            return str(int(v))
         return f"{v:.4g}"
     return str(v)
 

@@ -2,6 +2,7 @@
 size-dependent extension, clipping, and the hardware file it writes."""
 
 import math
+from importlib import resources
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ import pytest
 import roofline_sym as rs
 from roofline_sym import measure as ms
 from roofline_sym.calibrate import Calibration, fit, hardware_values, synthesize
+from roofline_sym.hardware import HardwareError
 
 TRUTH = {"eta_bf16": 0.78, "eta_fp8": 0.66, "eta_mem": 0.85, "t_launch": 3.0e-6}
 F0 = {"bf16": 4e9, "fp8": 7e9}
@@ -98,6 +100,17 @@ def test_efficiency_above_one_is_clipped_with_a_warning(tmp_path):
     assert loaded.gemm_efficiency["bf16"] == 1
 
 
+def test_memory_efficiency_above_one_warns_about_bandwidth():
+    true_hw = rs.hardware("h200")
+    low_bw = true_hw.replace(mem_bw=true_hw.mem_bw / 2)
+    meas = synthesize(true_hw, ms.grid("quick"), TRUTH, noise=0.0)
+    with pytest.warns(UserWarning, match=r"eta_mem fitted to 1\.7.* > 1 \(faster than "
+                                         r"H200 SXM's bandwidth allows\): clipped to 1"):
+        cal = fit(meas, low_bw)
+    assert cal.values["eta_mem"] == 1.0
+    assert not any("peak allows" in n for n in cal.notes if n.startswith("eta_mem"))
+
+
 def test_calibrated_hardware_file_loads_in_the_shipped_schema(tmp_path):
     meas = synthesize("h200", ms.grid("quick"), TRUTH, noise=0.01, seed=4)
     csv_path = tmp_path / "h200-run.csv"
@@ -124,6 +137,60 @@ def test_calibrated_hardware_file_loads_in_the_shipped_schema(tmp_path):
     # usable like any entry
     out = rs.linear("rowwise").on(hw).evaluate(8192, 8192, 8192)
     assert math.isfinite(float(out["speedup"]))
+
+
+def test_a_calibrated_file_read_back_writes_the_same_entry(tmp_path):
+    meas = synthesize("h200", ms.grid("quick"), TRUTH, noise=0.01, seed=4)
+    csv_path = tmp_path / "h200-run.csv"
+    meas.write(csv_path)
+    first = fit(csv_path, "h200").to_toml(tmp_path / "a.toml")
+    back = Calibration.load(first, rs.hardware("h200"))
+    assert back.source == str(first) and set(back.meas_sources) == {"MEAS", "BASE"}
+    assert "h200-run.csv" in back.meas_sources["MEAS"]
+    again = back.to_toml(tmp_path / "b.toml")
+    a, b = (rs.load_hardware(p) for p in (first, again))
+    assert a.entries[0] == b.entries[0]
+    assert dict(a.entries[0].sources) == dict(b.entries[0].sources)
+    text = again.read_text()
+    assert "# Written back from a.toml." in text and "Fitted to measurement file" not in text
+    assert back.toml().split("[sources]")[1] == first.read_text().split("[sources]")[1]
+    with pytest.raises(ValueError, match="torchao.toml: expected one calibrated entry, found 6"):
+        Calibration.load(_copy_of_a_dataset(tmp_path, "torchao"))
+
+
+def _copy_of_a_dataset(tmp_path, name):
+    p = tmp_path / f"{name}.toml"
+    p.write_text(resources.files("roofline_sym").joinpath("data", f"{name}.toml")
+                 .read_text("utf-8"))
+    return p
+
+
+def test_any_entry_wrapped_as_a_calibration_writes_a_valid_file(tmp_path):
+    h200 = rs.hardware("h200")
+    plain = rs.load_hardware(Calibration.of(h200).to_toml(tmp_path / "plain.toml"))
+    assert plain.entries[0].peak_flops == h200.peak_flops
+    assert h200.sources["mem_bw"] in plain.entries[0].sources["mem_bw"]
+    # an entry that is not the base keeps its own citations (under ENTRY)
+    fitted = fit(synthesize("h200", ms.grid("quick"), TRUTH, noise=0.0), "h200")
+    other = Calibration.of(fitted.hardware, rs.hardware("h100"))
+    (hw,) = rs.load_hardware(other.to_toml(tmp_path / "other.toml")).entries
+    assert hw.gemm_efficiency == fitted.hardware.gemm_efficiency
+    assert hw.sources["mem_bw"].startswith("roofline_sym calibrated dataset, entry "
+                                           "'H200 SXM (calibrated)'")
+
+
+def test_a_file_that_would_not_load_is_not_written(tmp_path):
+    h200 = rs.hardware("h200")
+    bad = Calibration.of(h200, sources={"A": "a citation"},
+                         entry_sources={"peak_flops_per_s": "NOPE; typo"})
+    target = tmp_path / "bad.toml"
+    with pytest.raises(HardwareError, match=r"bad.toml: .*cites unknown source key\(s\) 'NOPE'"):
+        bad.to_toml(target)
+    assert list(tmp_path.iterdir()) == []
+    target.write_text("kept")
+    with pytest.raises(ValueError, match="NOPE"):
+        bad.to_toml(target)
+    assert target.read_text() == "kept" and list(tmp_path.iterdir()) == [target]
 
 
 def test_real_measurements_alias_the_gpu_name(tmp_path):

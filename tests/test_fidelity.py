@@ -87,6 +87,22 @@ def test_calibration_improves_the_sample_and_size_dependence_fixes_small_shapes(
     assert extended.stats("speedup.fp8_tensorwise")["after_max"] < 0.05
 
 
+def test_goal_bands_bound_the_largest_dimension_too(sample, sample_report):
+    # "M, K, N in 1024..16384": 1024 <= min and max <= 16384, so the Llama 3 70B
+    # layers with K or N = 28672 are in neither band
+    shapes = {(c.M, c.K, c.N) for c in sample.cases if c.kind != "micro"}
+    inside = {s for s in shapes if min(s) >= 1024 and max(s) <= 16384}
+    below = {s for s in shapes if min(s) < 1024}
+    assert any(28672 in s for s in shapes) and not any(28672 in s for s in inside)
+    goals = {(g["recipe"], g["band"]): g for g in sample_report.goals()}
+    for recipe in ("tensorwise", "rowwise"):
+        assert goals[recipe, "M, K, N in 1024..16384"]["n"] == len(inside)
+        assert goals[recipe, "below 1024"]["n"] == len(below)
+    docs = " ".join((ROOT / "docs" / "fidelity.md").read_text().split())
+    assert "(1024 <= min(M, K, N) and max(M, K, N) <= 16384;" in docs
+    assert "<= 25% below 1024 (min(M, K, N) < 1024)" in docs
+
+
 def test_report_text(sample_report):
     text = sample_report.text()
     assert "*** SYNTHETIC data" in text.splitlines()[1]
@@ -139,6 +155,14 @@ def test_rows_of_dtypes_the_gpu_lacks_are_left_out_with_a_note():
     rep = report(meas, "a100", calibrated=False)
     assert all(not r["name"].startswith("gemm.fp8") for r in rep.rows)
     assert "rows of dtypes A100 SXM 80GB has no peak for are left out" in rep.notes[0]
+    # they are left out before the fit too: calibrating works on the rest
+    with pytest.warns(UserWarning, match="clipped to 1"):  # H200 data on an A100
+        fitted = report(meas, "a100")
+    kept = [c for c in meas.cases if c.dtype != "fp8"]
+    assert fitted.calibration.rows == len(kept) == sum(r["kind"] == "component"
+                                                        for r in fitted.rows)
+    assert fitted.notes[0] == rep.notes[0]
+    assert {r["name"] for r in fitted.rows} == {r["name"] for r in rep.rows}
 
 
 def test_stale_bytes_in_a_file_are_noted():
@@ -162,6 +186,44 @@ def test_plot_is_written_or_skipped_without_matplotlib(sample_report, tmp_path, 
     assert not (tmp_path / "y.png").exists()
 
 
+def test_plot_checks_the_suffix_and_uses_the_paper_style(sample_report, tmp_path):
+    with pytest.raises(ValueError, match=r"f.txt'?: use a .png, .svg or .pdf"):
+        sample_report.plot(tmp_path / "f.txt")
+    assert not (tmp_path / "f.txt").exists()
+    with pytest.raises(ValueError, match="use a .png, .svg or .pdf"):
+        cli(sample_path(), hardware="h200", write_hardware=tmp_path / "cal.toml",
+            plot=tmp_path / "f.txt")
+    assert list(tmp_path.iterdir()) == []  # failed before writing the hardware file
+    pytest.importorskip("matplotlib")
+    path = sample_report.plot(tmp_path / "f.svg")
+    svg = path.read_text()
+    assert svg.startswith("<?xml") and "SYNTHETIC" in svg
+    from roofline_sym.plot import COLUMN_WIDTH
+
+    width = float(svg.split('width="', 1)[1].split("pt", 1)[0])
+    assert width == pytest.approx(COLUMN_WIDTH * 72)  # one paper column, in points
+
+
+def test_summary_is_computed_once_and_not_a_field(sample_report):
+    import dataclasses
+
+    assert "_summary" not in {f.name for f in dataclasses.fields(sample_report)}
+    first = sample_report.summary()
+    first.clear()  # a caller's list: the report keeps its own
+    assert sample_report.summary() and sample_report.summary() == sample_report.summary()
+    assert sample_report._summary is sample_report._summary
+
+
+def test_cast_components_come_from_the_public_component_list():
+    from roofline_sym import calibrate, fidelity
+    from roofline_sym.components import COMPONENTS
+
+    _, lowp = composed_components("tensorwise")
+    assert lowp[3:] == tuple(c for c in COMPONENTS if c.startswith("cast.tensorwise."))
+    # one name, one meaning: the report's and the fit's helpers differ in name
+    assert not (hasattr(fidelity, "_calibration") and hasattr(calibrate, "_calibration"))
+
+
 def test_cli_function(tmp_path):
     out = cli(sample_path(), hardware="h200", size_dependent=True,
               write_hardware=tmp_path / "cal.toml", plot=tmp_path / "cal.png", regimes=False)
@@ -171,6 +233,20 @@ def test_cli_function(tmp_path):
                rs.load_hardware(tmp_path / "cal.toml").entries[0].notes)
     with pytest.raises(ValueError, match="needs a calibration"):
         cli(sample_path(), hardware="h200", calibrated=False, write_hardware=tmp_path / "x.toml")
+
+
+def test_cli_writes_back_a_calibrated_file_it_was_given(tmp_path):
+    cli(sample_path(), hardware="h200", write_hardware=tmp_path / "a.toml", regimes=False)
+    out = cli(sample_path(), hardware="h200", calibrated=tmp_path / "a.toml",
+              write_hardware=tmp_path / "b.toml", regimes=False)
+    assert "wrote the calibrated hardware entry to" in out
+    a, b = (rs.load_hardware(tmp_path / f"{x}.toml") for x in "ab")
+    assert a.entries[0] == b.entries[0]
+    assert dict(a.entries[0].sources) == dict(b.entries[0].sources)
+    text = (tmp_path / "b.toml").read_text()
+    assert "# Written back from a.toml." in text
+    assert "# Fitted to measurement file" not in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.toml", "b.toml"]
 
 
 def test_calibrating_on_a_few_shapes_and_reporting_on_all(sample):

@@ -136,6 +136,39 @@ def test_roofline_counts_launch_only_kernels():
     assert any("launch-only" in t for t in legends)
 
 
+@pytest.mark.parametrize("shape", [(16, 4096, 4096), (1, 1, 1), (8192, 8192, 8192)])
+def test_roofline_shows_every_kernel(shape):
+    # the decode shape's casts run at ~0.03 TFLOP/s and everything of (1, 1, 1) at
+    # ~1e-6: the y range reaches down to them, with a margin; a big shape keeps
+    # the four decades under the highest peak
+    m = rs.linear("tensorwise").on("h100")
+    ax = P.roofline(m, shape=shape).axes[0]
+    lo, hi = ax.get_ylim()
+    points = [ln for ln in ax.get_lines()
+              if ln.get_gid() and ln.get_gid().startswith(("baseline.", "lowp."))]
+    assert len(points) == 13
+    perf = [float(ln.get_ydata()[0]) for ln in points]
+    assert all(lo * 2 < p < hi for p in perf), (lo, hi, perf)
+    top = float(m.hardware.peak_flops["fp8"]) / 1e12
+    assert hi == pytest.approx(top * 2.5)
+    assert lo == pytest.approx(min(top / 1e4, min(perf) / 3))
+    if shape == (8192, 8192, 8192):
+        assert lo == pytest.approx(top / 1e4)
+
+
+def test_output_format_and_shared_style(tmp_path):
+    assert P.output_format("a.PNG") == "png" and P.output_format(tmp_path / "b.svg") == "svg"
+    with pytest.raises(ValueError, match="use a .png, .svg or .pdf"):
+        P.output_format("c.txt")
+    with P.style() as m:
+        assert m.rcParams["font.size"] == 8
+        fig, ax = P.new_axes(P.COLUMN_WIDTH, 2.0)
+        ax.plot([1, 2], [3, 4])
+    assert tuple(fig.get_size_inches()) == (P.COLUMN_WIDTH, 2.0)
+    assert P.new_axes(ax=ax) == (fig, ax)
+    assert P.save(fig, tmp_path / "f.pdf").read_bytes()[:4] == b"%PDF"
+
+
 def test_regime_map(tmp_path):
     m = model()
     fig = P.regime_map(m, **FAST)

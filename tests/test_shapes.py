@@ -227,6 +227,43 @@ def test_file_errors(tmp_path):
         ShapeSet.from_file(tmp_path / "h.csv")
 
 
+def test_csv_with_a_byte_order_mark_reads(tmp_path):
+    # Excel's "CSV UTF-8" starts with a BOM, which used to make the first column '\ufeffM'
+    p = tmp_path / "excel.csv"
+    p.write_bytes("M,K,N,name\r\n8192,4096,1024,kv\r\n".encode("utf-8-sig"))
+    s = ShapeSet.from_file(p)
+    assert list(s) == [("kv", 8192.0, 4096.0, 1024.0, 1.0)]
+    j = tmp_path / "bom.json"
+    j.write_bytes(json.dumps([[1, 2, 3]]).encode("utf-8-sig"))
+    assert ShapeSet.from_file(j).N.tolist() == [3]
+
+
+@pytest.mark.parametrize("header, column", [("M,K,N,M", "M"), ("M,K,N,name,Name", "Name"),
+                                            ("m,K,N,count,M", "M")])
+def test_csv_column_given_twice_is_named(tmp_path, header, column):
+    p = tmp_path / "twice.csv"
+    p.write_text(f"{header}\n" + ",".join(["1"] * len(header.split(","))) + "\n")
+    with pytest.raises(ValueError, match=f"twice.csv: header .*: column '{column}' appears twice"):
+        ShapeSet.from_file(p)
+
+
+def test_json_key_given_twice_is_named(tmp_path):
+    p = tmp_path / "twice.json"
+    p.write_text('[{"M": 1, "K": 2, "N": 3, "M": 4}]')
+    with pytest.raises(ValueError, match="twice.json: key 'M' appears twice"):
+        ShapeSet.from_file(p)
+    p.write_text('[{"M": 1, "K": 2, "N": 3, "m": 4}]')
+    with pytest.raises(ValueError, match="twice.json: row 1: key 'm' appears twice"):
+        ShapeSet.from_file(p)
+
+
+def test_undecodable_file_is_named(tmp_path):
+    p = tmp_path / "latin1.csv"
+    p.write_bytes("M,K,N,name\n1,2,3,caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin1.csv: not UTF-8 text \('utf-8' codec"):
+        ShapeSet.from_file(p)
+
+
 # -- the TOML schema, on a tiny inline dataset ----------------------------------------
 TINY = """
 [sources]

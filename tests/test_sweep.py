@@ -240,3 +240,15 @@ def test_table_format():
     text = sweep(_model(), "sweep").format(["M", "K", "N", "speedup"], max_rows=3)
     lines = text.splitlines()
     assert lines[0].split() == ["M", "K", "N", "speedup"] and lines[-1] == "... 509 more rows"
+
+
+def test_table_format_prints_integral_floats_as_integers():
+    from roofline_sym.sweep import Table
+
+    t = Table({"M": np.array([16384.0, 1e15, 2.5e15, 1.0]),
+               "x": np.array([0.123456, math.nan, -3.0, 123456.7])})
+    rows = [line.split() for line in t.format().splitlines()]
+    assert rows[1:] == [["16384", "0.1235"], ["1e+15", "nan"], ["2.5e+15", "-3"],
+                        ["1", "1.235e+05"]]
+    text = sweep(_model(), grid(16384, 8192, 28672)).format(["M", "K", "N"])
+    assert text.splitlines()[1].split() == ["16384", "8192", "28672"]
