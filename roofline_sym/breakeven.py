@@ -325,6 +325,11 @@ class BreakEven:
         self._numeric("faster_intervals")
         return sorted(tuple(sorted((self._float(a), self._float(b)))) for a, b in self._faster)
 
+    def tie_intervals(self) -> list[tuple[float, float]]:
+        """``ties`` as sorted float ``(low, high)`` pairs (equal times throughout)."""
+        self._numeric("tie_intervals")
+        return sorted(tuple(sorted((self._float(a), self._float(b)))) for a, b in self._ties)
+
     def describe_faster(self) -> str:
         """``faster`` as readable text, e.g. ``(1093.83, oo)``."""
         self._numeric("describe_faster")

@@ -69,13 +69,13 @@ _ROUNDING: dict[str, Callable[[sympy.Expr], sympy.Expr]] = {
 
 
 def gemm_dims(mode: str) -> Mapping[str, tuple[sympy.Symbol, ...]]:
-    """``{gemm name: (m, k, n)}`` of a linear layer in ``mode``."""
-    return _GEMMS[mode]
+    """``{gemm name: (m, k, n)}`` of a linear layer in ``mode`` (read-only)."""
+    return MappingProxyType(_GEMMS[mode])
 
 
 def role_dims(mode: str) -> Mapping[str, tuple[sympy.Symbol, sympy.Symbol]]:
-    """``{role: (dim0, dim1)}`` of the tensors cast in ``mode``."""
-    return _ROLES[mode]
+    """``{role: (dim0, dim1)}`` of the tensors cast in ``mode`` (read-only)."""
+    return MappingProxyType(_ROLES[mode])
 
 
 @dataclass(frozen=True)
@@ -307,7 +307,7 @@ def _torchao_inference(default: Mapping[str, Recipe]) -> dict[str, Recipe]:
         return replace(k, scales=tuple(replace(s, rounding="floor") for s in k.scales))
 
     out = {name: replace(r, kernels={"input": tuple(
-        floor_scales(k) for k in r.kernels["input"] if k is not _AMAX_FINAL)})
+        floor_scales(k) for k in r.kernels["input"] if k.name != _AMAX_FINAL.name)})
         for name, r in default.items()}
     cast = out["nvfp4"].kernels["input"][-1]
     out["nvfp4"] = replace(out["nvfp4"], kernels={"input": (
@@ -340,8 +340,7 @@ def _seed_kernels(scaling_type: str, compile_limits: bool) -> tuple[Kernel, ...]
 
 
 def _seed_recipe(per_role: Mapping[str, str], compile_limits: bool) -> Recipe:
-    unknown_roles = set(per_role) - set(ROLES)
-    if unknown_roles or set(per_role) != set(ROLES):
+    if set(per_role) != set(ROLES):
         raise ValueError(f"a seed recipe mapping needs exactly the roles {list(ROLES)}; "
                          f"got {sorted(per_role)}")
     for role, s in per_role.items():

@@ -349,17 +349,9 @@ def _star(v: str) -> str:
     return f"{v}^{{*}}"
 
 
-def _spans(be, which: str = "_faster") -> list[tuple[float, float]]:
-    out = []
-    for a, b in getattr(be, which):
-        lo, hi = sorted((be._float(a), be._float(b)))
-        out.append((lo, hi))
-    return sorted(out)
-
-
 def _classify(be) -> list[tuple[float, float, str]]:
     """The positive axis cut at the roots: ``[(lo, hi, faster|slower|equal)]``."""
-    faster, ties = _spans(be), _spans(be, "_ties")
+    faster, ties = be.faster_intervals(), be.tie_intervals()
     cuts = sorted({0.0, math.inf, *(float(v) for v in be.root_values),
                    *(p for s in faster + ties for p in s)})
     out: list[tuple[float, float, str]] = []
@@ -579,7 +571,7 @@ def _var_text(be, fmt: str) -> str:
 
 def _faster_text(be, fmt: str) -> str:
     v = _var_text(be, fmt)
-    spans = _spans(be)
+    spans = be.faster_intervals()
     if not spans:
         return "never"
     if spans == [(0.0, math.inf)]:
@@ -595,7 +587,7 @@ def _faster_text(be, fmt: str) -> str:
         else:
             parts.append(f"{_num(lo, fmt)} {lt} {v} {lt} {_num(hi, fmt)}")
     text = " or ".join(parts)
-    ties = _spans(be, "_ties")
+    ties = be.tie_intervals()
     if ties:
         text += "; equal on " + ", ".join(f"[{_num(a, fmt)}, {_num(b, fmt)}]" for a, b in ties)
     return text
@@ -697,7 +689,7 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "long") -
                     line.append(na)
                     continue
                 be = cell[(rec, g)]
-                spans = _spans(be)
+                spans = be.faster_intervals()
                 if len(be.root_values) == 1 and len(spans) == 1 and spans[0][1] == math.inf:
                     line.append(root_text(be))  # the usual case: faster above the root
                 elif not len(be.root_values):
