@@ -22,6 +22,7 @@ from .hardware import DATASETS, Dataset, Hardware, HardwareError, dataset, load_
 from .linear import OUTPUTS, Linear, linear
 from .presets import PRESETS, options
 from .recipes import MODES, list_recipes
+from .term import REGIME_LETTERS, REGIMES
 
 __all__ = ["main"]
 
@@ -190,7 +191,6 @@ def _jsonable(v: Any) -> Any:
 
 
 # -- regime summaries ------------------------------------------------------------
-_SHORT = {"compute": "C", "memory": "M", "launch": "L"}
 
 
 def regime_label(regimes: dict[str, str]) -> str:
@@ -202,8 +202,9 @@ def regime_label(regimes: dict[str, str]) -> str:
             if name.startswith(f"lowp.{kind}."):
                 counts[r] = counts.get(r, 0) + 1
         if counts:
-            parts.append(f"{kind} " + " ".join(f"{_SHORT[r]}{c}" for r, c in sorted(
-                counts.items(), key=lambda rc: "CML".index(_SHORT[rc[0]]))))
+            parts.append(f"{kind} " + " ".join(
+                f"{REGIME_LETTERS[r]}{c}" for r, c in sorted(
+                    counts.items(), key=lambda rc: REGIMES.index(rc[0]))))
     return "  ".join(parts)
 
 

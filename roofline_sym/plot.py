@@ -29,6 +29,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .term import REGIME_LETTERS, REGIMES
+
 __all__ = [
     "speedup_heatmap",
     "breakeven_curves",
@@ -538,15 +540,13 @@ def roofline(model, shape=(8192, 8192, 8192), *, hw=None, ax=None, title: str | 
 
 
 # -- regime map ------------------------------------------------------------------------
-_REGIME_ORDER = ("compute", "memory", "launch")
 _GEMM_HUES = {"compute": "Blues", "memory": "Oranges", "launch": "Greys",
               "compute+memory": "Purples", "memory+launch": "Greens",
               "compute+launch": "PuRd", "compute+memory+launch": "YlOrBr"}
-_ABBREV = {"compute": "C", "memory": "M", "launch": "L"}
 
 
 def _abbrev(state: str) -> str:
-    return "+".join(_ABBREV[r] for r in state.split("+")) if state else "-"
+    return "+".join(REGIME_LETTERS[r] for r in state.split("+")) if state else "-"
 
 
 def _state(labels: list[np.ndarray]) -> np.ndarray:
@@ -555,7 +555,7 @@ def _state(labels: list[np.ndarray]) -> np.ndarray:
         return np.array("")
     stack = np.stack(labels)
     out = np.full(stack.shape[1:], "", dtype=object)
-    for r in _REGIME_ORDER:
+    for r in REGIMES:
         has = np.any(stack == r, axis=0)
         out = np.where(has, np.where(out == "", r, out + "+" + r), out)
     return out
@@ -598,7 +598,7 @@ def regime_map(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768),
         cast = np.broadcast_to(cast, mm.shape)
 
         def rank(s: str) -> tuple:
-            return tuple(_REGIME_ORDER.index(r) for r in s.split("+")) if s else (9,)
+            return tuple(REGIMES.index(r) for r in s.split("+")) if s else (9,)
 
         cats = sorted({(g, c) for g, c in zip(gemm.ravel(), cast.ravel())},
                       key=lambda gc: (rank(gc[0]), rank(gc[1])))

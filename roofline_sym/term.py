@@ -20,9 +20,11 @@ from typing import Mapping
 
 import sympy
 
-__all__ = ["Term", "REGIMES"]
+__all__ = ["Term", "REGIMES", "REGIME_LETTERS"]
 
 REGIMES = ("compute", "memory", "launch")
+# one-letter labels for tables and plot legends
+REGIME_LETTERS = {"compute": "C", "memory": "M", "launch": "L"}
 
 
 @dataclass(frozen=True)
