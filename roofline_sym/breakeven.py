@@ -37,11 +37,11 @@ import sympy
 from . import symbols as S
 from .linear import Linear
 from .term import REGIMES
+from .validate import SHAPE_MAX
 
 __all__ = ["breakeven", "BreakEven"]
 
 _SHAPES = {"M": S.M, "K": S.K, "N": S.N}
-_SHAPE_MAX = 2 ** 53
 _INF = float("inf")
 
 
@@ -82,7 +82,7 @@ def _exact(value: Any, name: str) -> sympy.Expr:
         finite = False
     if not (finite and value > 0):
         raise ValueError(f"{name} must be positive and finite, got {value!r}")
-    if name in _SHAPES and value > _SHAPE_MAX:
+    if name in _SHAPES and value > SHAPE_MAX:
         raise ValueError(f"{name} = {value!r} is beyond 2**53, where float64 stops counting "
                          "elements exactly")
     if isinstance(value, (float, np.floating)):

@@ -23,6 +23,7 @@ from .linear import OUTPUTS, Linear, linear
 from .presets import PRESETS, options
 from .recipes import MODES, list_recipes
 from .term import REGIME_LETTERS, REGIMES
+from .validate import SHAPE_MAX, parse_number
 
 __all__ = ["main"]
 
@@ -54,22 +55,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-# -- parsing helpers (numbers are parsed, never evaluated) -----------------------
-_SHAPE_MAX = 2.0 ** 53  # beyond it float64 stops counting elements exactly
-
-
+# -- parsing helpers (numbers are parsed, never evaluated: see validate) ----------
 def _number(text: str, what: str) -> float:
+    """A shape dimension: a positive finite number up to 2**53."""
     try:
-        value = float(text)
-    except ValueError:
-        raise UserError(f"{what}: {text!r} is not a number") from None
-    if not (np.isfinite(value) and 0 < value <= _SHAPE_MAX):
-        raise UserError(f"{what}: {text!r} must be a positive finite number up to 2**53")
-    return value
+        return parse_number(text, what, limit=SHAPE_MAX)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _parse_shape(text: str) -> tuple[float, float, float]:
-    """``"M,K,N"`` as three positive finite numbers."""
+    """``"M,K,N"`` as three positive finite numbers up to 2**53."""
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != 3:
         raise UserError(f"--shape {text!r}: expected three numbers M,K,N, got {len(parts)}; "
@@ -79,8 +75,8 @@ def _parse_shape(text: str) -> tuple[float, float, float]:
     except ValueError:
         raise UserError(f"--shape {text!r}: not numbers; write e.g. --shape 8192,8192,8192") \
             from None
-    if not all(np.isfinite(v) and 0 < v <= _SHAPE_MAX for v in values):
-        raise UserError(f"--shape {text!r}: M, K, N must be positive finite numbers up to 2**53")
+    for dim, part in zip("MKN", parts):
+        _number(part, f"--shape {text!r}, {dim}")
     return values
 
 

@@ -26,6 +26,7 @@ from .hardware import Hardware, hardware
 from .presets import Options, options
 from .recipes import FUSABLE_ROLES, Kernel, Recipe, gemm_dims, recipe as get_recipe, role_dims
 from .term import Term
+from .validate import SHAPE_MAX, positive_array
 
 __all__ = ["Linear", "linear", "OUTPUTS"]
 
@@ -223,7 +224,7 @@ class Linear:
 
     def _pieces_at(self, M: Any, K: Any, N: Any, hardware_values: dict):
         fn, free, spans, groups = self._compiled
-        shapes = [_as_positive_array(v, name, limit=2.0 ** 53)
+        shapes = [positive_array(v, name, limit=SHAPE_MAX)
                   for v, name in ((M, "M"), (K, "K"), (N, "N"))]
         missing = [str(s) for s in free if str(s) not in hardware_values]
         if missing:
@@ -233,7 +234,7 @@ class Linear:
         if unknown:
             raise ValueError(f"unknown hardware value(s) {sorted(unknown)}; this model's "
                              f"free symbols are {[str(s) for s in free]}")
-        hw = [_as_positive_array(hardware_values[str(s)], str(s)) for s in free]
+        hw = [positive_array(hardware_values[str(s)], str(s)) for s in free]
         shape = np.broadcast_shapes(*(a.shape for a in shapes + hw))
         with np.errstate(all="ignore"):
             values = [np.broadcast_to(np.asarray(v, dtype=np.float64), shape)
@@ -330,23 +331,6 @@ class Linear:
         bound = f", hardware={self.hardware.name!r}" if self.hardware else ""
         return (f"Linear({self.recipe.name!r}, mode={self.mode!r}, fuse={self.fuse}, "
                 f"preset={self.preset!r}{bound})")
-
-
-def _as_positive_array(value: Any, name: str, limit: float = np.inf) -> np.ndarray:
-    try:
-        raw = np.asarray(value)
-    except (TypeError, ValueError):
-        raw = np.asarray([None])
-    # only integer and float arrays: numpy would read "8192" or True as numbers
-    if raw.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must be a number or array of numbers, not {value!r}")
-    arr = raw.astype(np.float64, copy=False)
-    if not (arr > 0).all() or not np.isfinite(arr).all():
-        raise ValueError(f"{name} must be positive and finite; got {value!r}")
-    if (arr > limit).any():
-        # beyond 2**53 float64 no longer counts elements exactly (and 2MKN overflows)
-        raise ValueError(f"{name} must be at most 2**53; got {value!r}")
-    return arr
 
 
 def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool | None = None,

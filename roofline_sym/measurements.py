@@ -27,6 +27,7 @@ from typing import Any, Iterable, Mapping, TextIO
 import numpy as np
 
 from .components import _COMPONENT_SET, COMPONENTS, Case, costs
+from .validate import parse_number
 
 __all__ = [
     "SCHEMA",
@@ -236,8 +237,8 @@ def parse_csv(text: str, source: str = "<memory>") -> Measurements:
                              f"{row['component']!r}; known: {', '.join(COMPONENTS)}")
         for c in _FLOAT_COLUMNS + _INT_COLUMNS:
             if c in row and (row[c] or c in REQUIRED_COLUMNS):
-                _number(row[c], where, c, integer=c in _INT_COLUMNS,
-                        positive=c in REQUIRED_COLUMNS)
+                parse_number(row[c], f"{where}, column {c!r}", integer=c in _INT_COLUMNS,
+                             positive=c in REQUIRED_COLUMNS)
         cases.append(Case(row["component"], int(float(row["M"])), int(float(row["K"])),
                           int(float(row["N"])), row.get("shape", ""), row.get("shape_set", "")))
         times.append(float(row["time_s"]))
@@ -246,16 +247,3 @@ def parse_csv(text: str, source: str = "<memory>") -> Measurements:
             columns[h].append(row[h])
     return Measurements(tuple(cases), np.array(times), {k: tuple(v) for k, v in columns.items()},
                         tuple(comments), source, tuple(numbers))
-
-
-def _number(text: str, where: str, column: str, integer: bool, positive: bool) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{where}, column {column!r}: {text!r} is not a number") from None
-    if not math.isfinite(value) or (positive and value <= 0) or value < 0:
-        raise ValueError(f"{where}, column {column!r}: {text!r} must be "
-                         f"{'positive' if positive else 'non-negative'} and finite")
-    if integer and not value.is_integer():
-        raise ValueError(f"{where}, column {column!r}: {text!r} is not an integer")
-    return value

@@ -33,6 +33,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from . import sources as citations
+from .validate import positive_array
 
 __all__ = ["ShapeSet", "shape_set", "list_shape_sets", "grid", "load_shape_sets"]
 
@@ -400,11 +401,12 @@ def _values(spec: Any, label: str = "values") -> np.ndarray:
 
 # -- numbers ---------------------------------------------------------------------
 def _positive(value: Any, label: str, strict_type: bool = False) -> float:
-    """A positive finite number; ``strict_type``: ints and floats only (no strings)."""
+    """A positive finite number; text is parsed with float(), never evaluated;
+    ``strict_type``: ints and floats only (no strings)."""
     if isinstance(value, bool) or (strict_type and not isinstance(value, (int, float))):
         raise ValueError(f"{label} must be a positive number, got {value!r}")
     try:
-        number = _number(value) if isinstance(value, str) else float(value)
+        number = float(value)
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{label} must be a positive number, got {value!r}") from None
     if not (math.isfinite(number) and number > 0):
@@ -412,30 +414,11 @@ def _positive(value: Any, label: str, strict_type: bool = False) -> float:
     return number
 
 
-def _number(text: str) -> float:
-    """Parse a decimal number from text (int first, then float); never evaluate."""
-    s = text.strip()
-    try:
-        return float(int(s))
-    except ValueError:
-        pass
-    try:
-        return float(s)
-    except ValueError:
-        raise ValueError(f"not a number: {text!r}") from None
-
-
 def _numeric_array(value: Any, label: str) -> np.ndarray:
-    try:
-        raw = np.asarray(value)
-    except (TypeError, ValueError):
-        raw = np.asarray([None])
-    if raw.dtype.kind not in "iuf" or raw.size == 0:
-        raise ValueError(f"{label} must be a positive number or a non-empty array of "
-                         f"them, not {value!r}")
-    arr = raw.astype(np.float64)
-    if not np.all(np.isfinite(arr) & (arr > 0)):
-        raise ValueError(f"{label} must be positive and finite; got {value!r}")
+    arr = positive_array(value, label)
+    if arr.size == 0:
+        raise ValueError(f"{label} must be a number or a non-empty array of numbers, "
+                         f"not {value!r}")
     return arr
 
 
