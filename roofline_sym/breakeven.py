@@ -358,9 +358,9 @@ class BreakEven:
         substitution = {k: v.xreplace(mapping) for k, v in self.substitution.items()}
         substitution.update({k: v for k, v in mapping.items() if k not in substitution})
         # a fully numeric model is solved in full; one still symbolic keeps the regime
-        result = _solve(self.model, self.variable, substitution, None)
-        if result.symbolic and self.regime_request is not None:
-            result = _solve(self.model, self.variable, substitution, self.regime_request)
+        left = free - set(mapping) - {self.variable}
+        result = _solve(self.model, self.variable, substitution,
+                        self.regime_request if left else None)
         if not self.symbolic or result.symbolic:
             return result
         why = "no closed-form root is real and positive"

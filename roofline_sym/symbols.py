@@ -30,7 +30,6 @@ __all__ = [
     "mem_efficiency",
     "launch_overhead",
     "hardware_symbol",
-    "hardware_symbols",
     "is_hardware_symbol",
     "latex_name",
 ]
@@ -93,11 +92,6 @@ def hardware_symbol(name: str) -> sympy.Symbol:
         return (peak_flops if kind == "P" else gemm_efficiency)(dtype)
     raise ValueError(f"unknown hardware symbol {name!r}; known: BW, eta_mem, t_launch, "
                      f"P_<dtype> and eta_<dtype> for the GEMM dtypes {', '.join(gemm_dtypes)}")
-
-
-def hardware_symbols() -> tuple[sympy.Symbol, ...]:
-    """Every hardware symbol made so far (the factory is lazy)."""
-    return tuple(_LATEX)
 
 
 def is_hardware_symbol(sym: sympy.Basic) -> bool:
