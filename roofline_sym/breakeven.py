@@ -368,8 +368,9 @@ class BreakEven:
             value = _real_positive(candidate.xreplace(mapping))
             if value is None:
                 continue
+            at_root = {self.variable: value}
             failed = [name for name, cond in self.conditions
-                      if _fails(cond.lhs.xreplace(mapping).xreplace({self.variable: value}))]
+                      if _fails((cond.lhs - cond.rhs).xreplace(mapping).xreplace(at_root))]
             if failed:
                 why = ", ".join(failed)
                 continue
@@ -634,7 +635,8 @@ def _solve_symbolic(model, var, substitution, pieces, aligned, regime) -> BreakE
         for r, e in ps:
             if r != choice[term.name]:
                 conditions.append((f"{term.name}: {choice[term.name]} >= {r}",
-                                   sympy.Ge(chosen_expr[term.name] - e, 0)))
+                                   # unevaluated: two numeric pieces stay a relation
+                                   sympy.Ge(chosen_expr[term.name], e, evaluate=False)))
     return BreakEven(var, model, dict(substitution), "symbolic (closed form in one regime)",
                      aligned, False, closed_form=closed, slope=slope, regime_choice=choice,
                      conditions=conditions, difference=diff, regime_request=regime,

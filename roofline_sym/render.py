@@ -406,20 +406,9 @@ def _shape_context(be) -> str:
 
 def _cond_cases(be) -> list[str]:
     """Regime validity conditions, one ``cases`` row each, deduplicated."""
-    from .breakeven import _pieces
-
-    pieces, _ = _pieces(be.model, be.variable, be.substitution)
     rows: dict[tuple[str, str], list[str]] = {}
-    for term, ps in pieces:
-        chosen = be.regime_choice.get(term.name)
-        regimes = dict(ps)
-        if chosen not in regimes:
-            continue
-        for r, e in ps:
-            if r == chosen:
-                continue
-            key = (latex(regimes[chosen]), latex(e))
-            rows.setdefault(key, []).append(f"{term.name}: {chosen} >= {r}")
+    for label, cond in be.conditions:
+        rows.setdefault((latex(cond.lhs), latex(cond.rhs)), []).append(label)
     out = []
     for (lhs, rhs), labels in rows.items():
         out.append(rf"{lhs} \geq {rhs} & \text{{{_condition_label(be.model, labels)}}}")

@@ -398,3 +398,15 @@ def test_float_coefficients_are_made_exact():
         rs.breakeven(model, solve_for="M", K=8192, N=8192).roots
     with pytest.raises(ValueError, match="beyond 2\\*\\*53"):
         rs.breakeven(model, solve_for="M", K=2 ** 70, N=8192)
+
+
+def test_regime_solve_of_a_numeric_model_keeps_numeric_conditions():
+    # with K, N and the hardware fixed, the weight casts' pieces are two numbers:
+    # their condition must stay a relation, not collapse to True, so .faster and
+    # .subs can still read it
+    model = rs.linear("tensorwise", fuse=True).on("h100")
+    sym = rs.breakeven(model, solve_for="M", K=8192, N=8192, regime={})
+    assert all(isinstance(c, sympy.Ge) for _, c in sym.conditions)
+    direct = rs.breakeven(model, solve_for="M", K=8192, N=8192)
+    special = sym.subs({})
+    assert special.method.startswith("closed form") and special.roots == direct.roots
