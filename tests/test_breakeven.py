@@ -227,14 +227,21 @@ def test_solve_for_bandwidth():
 
 
 def test_tie_interval_is_not_faster():
-    # torchao inference tensorwise on H100 at K = N = 64: tiny shapes are
-    # launch-bound on both sides, so times are equal over an interval of M
-    model = rs.linear("tensorwise", mode="inference", preset="torchao").on("NVIDIA H100")
+    # torchao inference NVFP4 (fused) on B200 at K = N = 64: below M ~ 48k both
+    # sides sit at their launch floors, so the times are equal over an interval
+    model = rs.linear("nvfp4", mode="inference", fuse=True, preset="torchao").on("NVIDIA B200")
     be = rs.breakeven(model, solve_for="M", K=64, N=64)
-    out = model.evaluate(np.geomspace(1, 1e6, 200), 64, 64)
-    ties = np.abs(out["speedup"] - 1) < 1e-15
-    assert ties.any() or be.ties == []
-    assert not be.is_faster(np.geomspace(1, 1e6, 200)[ties]).any()
+    ms = np.geomspace(1, 1e6, 200)
+    speedup = model.evaluate(ms, 64, 64)["speedup"]
+    ((lo, hi),) = be.tie_intervals()
+    assert lo == 0 and 4e4 < hi < 6e4
+    inside, outside = ms < hi * (1 - 1e-9), ms > hi * (1 + 1e-9)
+    assert inside.sum() >= 50
+    assert np.all(speedup[inside] == 1) and np.all(speedup[outside] != 1)
+    assert not be.is_faster(ms[inside]).any()
+    # past the tie: slower, then faster beyond the second break-even point
+    assert be.root_values[0] == pytest.approx(hi) and len(be.root_values) == 2
+    assert be.is_faster(ms).tolist() == (speedup > 1).tolist()
 
 
 def test_exact_roots():

@@ -1,5 +1,6 @@
 """The hardware datasets: facts, sources, lookup, validation of files."""
 
+import dataclasses
 import textwrap
 
 import pytest
@@ -165,9 +166,23 @@ def test_seed_constants():
 
 def test_parameters_map_the_factory_symbols():
     hw = rs.hardware("h100")
-    assert hw.parameters[S.mem_bw()] == hw.mem_bw
-    assert hw.parameters[S.gemm_efficiency("fp8")] == hw.gemm_efficiency["fp8"]
-    assert hw == rs.hardware("NVIDIA H100 80GB HBM3") and hash(hw) == hash(rs.hardware("h100"))
+    params = hw.parameters
+    # keyed by the very symbols the models are built from, with the entry's numbers
+    keys = {str(s): s for s in params}
+    assert keys["BW"] is S.mem_bw() and keys["P_fp8"] is S.peak_flops("fp8")
+    assert params[S.mem_bw()] == sympy.Rational("3.35e12")
+    assert params[S.peak_flops("fp8")] == sympy.Rational("1978.9e12")
+    # so xreplace binds every hardware symbol of a model
+    bound = rs.linear("tensorwise").speedup.xreplace(params)
+    assert bound.free_symbols == {rs.M, rs.K, rs.N}
+
+
+def test_equal_entries_are_equal_and_hash_alike():
+    hw = rs.hardware("h100")
+    twin = rs.Hardware(**{f.name: getattr(hw, f.name) for f in dataclasses.fields(hw)})
+    assert twin is not hw and twin == hw and hash(twin) == hash(hw)
+    assert hw.replace(mem_bw=4e12) != hw
+    assert rs.hardware("h100", dataset="seed") != hw
 
 
 # -- validation of user files -------------------------------------------------
