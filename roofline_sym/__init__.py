@@ -6,8 +6,11 @@
 True
 """
 
-from .formats import element, scaling
-from .hardware import (
+import importlib
+import sys
+
+from . import _compat
+from .devices import (
     Dataset,
     Hardware,
     HardwareError,
@@ -17,26 +20,22 @@ from .hardware import (
     list_hardware,
     load_hardware,
 )
-from .linear import OUTPUTS, Linear, linear
-from .presets import PRESETS, Options
-from .recipes import MODES, list_recipes as _list_recipes
-from .shapes import ShapeSet, grid, list_shape_sets, load_shape_sets, shape_set
-from .sweep import SweepResult, Table, model_grid, sweep
-from .breakeven import BreakEven, breakeven
-from .render import breakdown, breakeven_rows, breakeven_table, latex
+from .model.linear import OUTPUTS, Linear, linear
+from .model.presets import PRESETS, Options, options as _options
+from .model.recipes import MODES, list_recipes as _list_recipes
+from .numeric.shapes import ShapeSet, grid, list_shape_sets, load_shape_sets, shape_set
+from .numeric.sweep import SweepResult, Table, model_grid, sweep
+from .solve import BreakEven, breakeven
+from .output import breakdown, breakeven_rows, breakeven_table, latex
+from .model.formats import element, scaling
 from .symbols import K, M, N, x
 
 __version__ = "0.1.0"
 
-# Submodules with heavier or optional dependencies load on first access.
-_LAZY = ("measure", "calibrate", "fidelity", "plot")
-
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        return importlib.import_module(f".{name}", __name__)
+    if name in _compat.PUBLIC:
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'roofline_sym' has no attribute {name!r}")
 
 
@@ -46,9 +45,7 @@ def list_recipes(mode: str = "training", preset: str = "default") -> list[str]:
     >>> "mxfp8_cublas" in list_recipes("training")
     True
     """
-    from .presets import options
-
-    return _list_recipes(mode, options(preset).recipe_table)
+    return _list_recipes(mode, _options(preset).recipe_table)
 
 
 __all__ = [
@@ -62,3 +59,7 @@ __all__ = [
     "sweep", "SweepResult", "Table", "model_grid",
     "measure", "calibrate", "fidelity", "plot",
 ]
+
+# Module attributes (rs.measure, rs.calibrate, rs.fidelity, rs.plot) load on
+# first access (__getattr__); old module paths import through _compat.
+_compat.install(sys.modules[__name__])

@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 import roofline_sym as rs
 from roofline_sym import symbols as S
-from roofline_sym.hardware import dataset
+from roofline_sym.devices import dataset
 
 M, K, N, x = rs.M, rs.K, rs.N, rs.x
 
@@ -308,7 +308,7 @@ def test_needs_a_model():
 
 
 def test_fractions_are_exact_helpers():
-    from roofline_sym.breakeven import _roots_in
+    from roofline_sym.solve.solver import _roots_in
 
     (p,) = _roots_in((Fraction(-3), Fraction(2)), 0.0, 10.0)
     assert p.exact == Fraction(3, 2)

@@ -6,7 +6,7 @@ import sys
 import pytest
 import sympy
 
-from roofline_sym.formats import ELEMENTS, element, scaling
+from roofline_sym.model.formats import ELEMENTS, element, scaling
 
 
 @pytest.mark.parametrize("name, nbytes, compute", [
@@ -57,7 +57,7 @@ def test_torch_dtypes_when_torch_is_installed():
 
 
 def test_formats_module_does_not_import_torch():
-    code = ("import sys, roofline_sym.formats as f; f.element('bf16').bytes;"
+    code = ("import sys, roofline_sym.model.formats as f; f.element('bf16').bytes;"
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

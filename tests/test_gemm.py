@@ -5,8 +5,8 @@ from hypothesis import given, settings, strategies as st
 
 import roofline_sym as rs
 from roofline_sym import symbols as S
-from roofline_sym.formats import scaling
-from roofline_sym.gemm import Gemm
+from roofline_sym.model.formats import scaling
+from roofline_sym.model.gemm import Gemm
 
 M, K, N = rs.M, rs.K, rs.N
 

@@ -8,7 +8,7 @@ import sympy
 
 import roofline_sym as rs
 from roofline_sym import symbols as S
-from roofline_sym.hardware import DATASETS, HardwareError, dataset
+from roofline_sym.devices import DATASETS, HardwareError, dataset
 
 # -- facts from the datasheets (hardware-facts.md) ---------------------------
 FACTS = [

@@ -225,7 +225,7 @@ def test_draws_into_a_given_axes():
 
 
 def test_import_does_not_load_matplotlib():
-    code = ("import sys, roofline_sym, roofline_sym.plot, roofline_sym.render;"
+    code = ("import sys, roofline_sym, roofline_sym.output.plot, roofline_sym.output;"
             "print('matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()

@@ -12,7 +12,7 @@ import sympy
 from sympy import Rational, ceiling, floor
 
 import roofline_sym as rs
-from roofline_sym.recipes import gemm_dims, list_recipes, recipe, role_dims
+from roofline_sym.model.recipes import gemm_dims, list_recipes, recipe, role_dims
 
 M, K, N = rs.M, rs.K, rs.N
 half = Rational(1, 2)

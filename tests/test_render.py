@@ -9,7 +9,7 @@ import pytest
 import sympy
 
 import roofline_sym as rs
-from roofline_sym import render as R
+from roofline_sym import output as R
 from roofline_sym import symbols as S
 
 sys.path.insert(0, str(Path(__file__).parent))

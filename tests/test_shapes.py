@@ -7,7 +7,7 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from roofline_sym.shapes import ShapeSet, grid, list_shape_sets, load_shape_sets, shape_set
+from roofline_sym.numeric.shapes import ShapeSet, grid, list_shape_sets, load_shape_sets, shape_set
 
 try:
     import tomllib

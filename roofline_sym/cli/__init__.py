@@ -17,13 +17,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .breakeven import BreakEven, breakeven
-from .hardware import DATASETS, Dataset, Hardware, HardwareError, dataset, load_hardware
-from .linear import OUTPUTS, Linear, linear
-from .presets import PRESETS, options
-from .recipes import MODES, list_recipes
-from .term import REGIME_LETTERS, REGIMES
-from .validate import SHAPE_MAX, parse_number
+from ..solve.solver import BreakEven, breakeven
+from ..devices.catalog import DATASETS, Dataset, Hardware, HardwareError, dataset, load_hardware
+from ..model.linear import OUTPUTS, Linear, linear
+from ..model.presets import PRESETS, options
+from ..model.recipes import MODES, list_recipes
+from ..model.term import REGIME_LETTERS, REGIMES
+from ..validate import SHAPE_MAX, parse_number
 
 __all__ = ["main"]
 
@@ -133,7 +133,7 @@ def _recipes(args: argparse.Namespace) -> list[str]:
 def _models(args: argparse.Namespace) -> list[Linear]:
     """Bound models for every requested recipe x GPU; pairs the GPU cannot run
     (a dtype, block scaling or number it lacks) are skipped with one note."""
-    from .sweep import model_grid
+    from ..numeric.sweep import model_grid
 
     recipes, gpus = _recipes(args), _gpus(args)
     if len(recipes) * len(gpus) == 1:  # one pair: its problem is the error
@@ -243,7 +243,7 @@ def cmd_hardware(args: argparse.Namespace) -> int:
 
 
 def cmd_recipes(args: argparse.Namespace) -> int:
-    from .recipes import recipe
+    from ..model.recipes import recipe
 
     table = options(args.preset).recipe_table
     for name in list_recipes(args.mode, table):
@@ -253,11 +253,11 @@ def cmd_recipes(args: argparse.Namespace) -> int:
 
 
 def cmd_formula(args: argparse.Namespace) -> int:
-    from .render import latex
+    from ..output.blocks import latex
 
     if args.breakeven and args.term:
         raise UserError("give either --breakeven or --term, not both")
-    from .render import names, term_name
+    from ..output.blocks import names, term_name
 
     if len(args.recipe or []) > 1 or len(args.gpu or []) > 1:
         raise UserError("formula shows one model: give at most one --recipe and one --gpu")
@@ -294,7 +294,7 @@ def cmd_formula(args: argparse.Namespace) -> int:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from .plot import plot_cli
+    from ..output.plot import plot_cli
 
     if args.shape and args.kind != "roofline":
         raise UserError(f"--shape places a shape on the roofline; plot {args.kind} takes none")
@@ -389,8 +389,8 @@ def cmd_breakeven(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .shapes import ShapeSet, shape_set
-    from .sweep import sweep
+    from ..numeric.shapes import ShapeSet, shape_set
+    from ..numeric.sweep import sweep
 
     if args.shapes is None:
         raise UserError("--shapes is required: a shape-set name (see `roofline-sym sweep "
@@ -430,7 +430,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
-    from .measure import measure
+    from ..harness.measure import measure
 
     path = measure(args.out, args.grid, dynamic=not args.static)
     print(f"wrote {path}")
@@ -438,7 +438,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
 
 def cmd_fidelity(args: argparse.Namespace) -> int:
-    from .fidelity import cli
+    from ..harness.fidelity import cli
 
     hw = _dataset(args).get(args.gpu[0]) if args.gpu else (
         next(iter(_dataset(args))) if args.hardware_file else None)
@@ -649,6 +649,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"roofline-sym: error: {msg}", file=sys.stderr)
         return 2
 
-
-if __name__ == "__main__":
-    sys.exit(main())

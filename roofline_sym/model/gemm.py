@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from . import symbols as S
+from .. import symbols as S
 from .formats import ElementFormat, element
 from .term import Term
 

@@ -26,7 +26,7 @@ from typing import Callable, Mapping
 import sympy
 
 from .formats import element, scaling
-from .symbols import K, M, N
+from ..symbols import K, M, N
 
 __all__ = [
     "Kernel",

@@ -41,7 +41,7 @@ from .measure_cuda import (CudaEventTimer, MeasureError, TorchOps, _clock_reader
                            torch_env)
 from .measurements import (COLUMNS, HEADER_LINE, REQUIRED_COLUMNS, SCHEMA, CsvWriter,
                            Measurements, parse_csv, read_csv, write_csv)
-from .shapes import shape_set
+from ..numeric.shapes import shape_set
 
 __all__ = [
     "SCHEMA",
@@ -236,7 +236,7 @@ def estimate_seconds(cases: Iterable[Case], hardware: Any = "h100-sxm",
     >>> round(estimate_seconds(grid("default")) / 60, 1)
     2.1
     """
-    from .hardware import hardware as lookup
+    from ..devices.catalog import hardware as lookup
 
     hw = lookup(hardware)
     values = {str(k): float(v) for k, v in hw.parameters.items()}

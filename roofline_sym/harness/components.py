@@ -23,10 +23,10 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import sympy
 
-from . import symbols as S
-from .formats import element
-from .recipes import gemm_dims, recipe, role_dims
-from .term import Term
+from .. import symbols as S
+from ..model.formats import element
+from ..model.recipes import gemm_dims, recipe, role_dims
+from ..model.term import Term
 
 __all__ = [
     "GEMM_NAMES",
@@ -93,7 +93,7 @@ _COMPONENT_SET = frozenset(COMPONENTS)
 
 @cache
 def _linear(recipe_name: str):
-    from .linear import linear  # linear imports nothing from here; lazy keeps import light
+    from ..model.linear import linear  # linear imports nothing from here; lazy keeps import light
 
     # standalone kernels read their input from memory: the unfused model
     return linear(recipe_name, mode="training", fuse=False, preset="default")

@@ -20,13 +20,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import sympy
 
-from . import symbols as S
+from .. import symbols as S
 from .gemm import Gemm
-from .hardware import Hardware, hardware
+from ..devices.catalog import Hardware, hardware
 from .presets import Options, options
 from .recipes import FUSABLE_ROLES, Kernel, Recipe, gemm_dims, recipe as get_recipe, role_dims
 from .term import Term
-from .validate import SHAPE_MAX, positive_array
+from ..validate import SHAPE_MAX, positive_array
 
 __all__ = ["Linear", "linear", "OUTPUTS"]
 
@@ -320,7 +320,7 @@ class Linear:
     # -- display ---------------------------------------------------------------
     def latex(self) -> str:
         """The breakdown as an ``aligned`` block for display math (``render.breakdown``)."""
-        from .render import breakdown
+        from ..output.blocks import breakdown
 
         return breakdown(self)
 

@@ -32,8 +32,8 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-from . import sources as citations
-from .validate import positive_array
+from ..devices import sources as citations
+from ..validate import positive_array
 
 __all__ = ["ShapeSet", "shape_set", "list_shape_sets", "grid", "load_shape_sets"]
 
@@ -272,7 +272,7 @@ def load_shape_sets(path: str | os.PathLike) -> dict[str, ShapeSet]:
 
 @cache
 def _definitions() -> Mapping[str, _Definition]:
-    text = resources.files(__package__).joinpath("data", "shapes.toml").read_text("utf-8")
+    text = resources.files("roofline_sym").joinpath("data", "shapes.toml").read_text("utf-8")
     return MappingProxyType(_parse(tomllib.loads(text), "roofline_sym/data/shapes.toml"))
 
 

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Iterator, Mapping
 import sympy
 
 from . import sources as citations
-from . import symbols as S
+from .. import symbols as S
 
 try:
     import tomllib
@@ -570,7 +570,7 @@ def dataset(name: str = "default") -> Dataset:
     """A shipped dataset: ``default``, ``torchao`` (torchao 0.18) or ``seed``."""
     if name not in DATASETS:
         raise ValueError(f"unknown hardware dataset {name!r}; known: {', '.join(DATASETS)}")
-    text = resources.files(__package__).joinpath("data", f"{name}.toml").read_text("utf-8")
+    text = resources.files("roofline_sym").joinpath("data", f"{name}.toml").read_text("utf-8")
     return _parse(tomllib.loads(text), f"roofline_sym/data/{name}.toml", name)
 
 

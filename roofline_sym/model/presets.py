@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from .gemm import GEMM_TIME_MODELS
-from .hardware import DATASETS
+from ..devices.catalog import DATASETS
 from .recipes import TABLES
 
 __all__ = ["Options", "PRESETS", "options", "LAUNCH_FLOORS", "GEMM_SCALES"]

@@ -48,7 +48,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .hardware import Hardware, HardwareError, hardware as lookup_hardware, load_hardware
+from ..devices.catalog import Hardware, HardwareError, hardware as lookup_hardware, load_hardware
 from .components import model_times
 from .measure import RepeatPolicy, grid, run
 from .measurements import Measurements, parse_csv, read_csv, write_csv

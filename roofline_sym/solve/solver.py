@@ -34,10 +34,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import sympy
 
-from . import symbols as S
-from .linear import Linear
-from .term import REGIMES
-from .validate import SHAPE_MAX
+from .. import symbols as S
+from ..model.linear import Linear
+from ..model.term import REGIMES
+from ..validate import SHAPE_MAX
 
 __all__ = ["breakeven", "BreakEven"]
 
@@ -443,7 +443,7 @@ class BreakEven:
         regime validity conditions as ``cases``; numeric: the roots with their
         regimes and the faster / slower intervals.  See ``render.breakeven_latex``.
         """
-        from .render import breakeven_latex
+        from ..output.blocks import breakeven_latex
 
         return breakeven_latex(self, conditions=conditions)
 
@@ -737,7 +737,7 @@ def breakeven(model: Linear, solve_for: Any = None, along: Any = None, *,
         if var in substitution:
             raise ValueError(f"{var} is both solved for and fixed")
     if hardware is not None:
-        from .hardware import hardware as lookup
+        from ..devices.catalog import hardware as lookup
 
         hw = lookup(hardware, dataset=model.options.dataset)
         needed = model.free_hardware_symbols - {var} - set(substitution)

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Mapping, TextIO
 import numpy as np
 
 from .components import _COMPONENT_SET, COMPONENTS, Case, costs
-from .validate import parse_number
+from ..validate import parse_number
 
 __all__ = [
     "SCHEMA",

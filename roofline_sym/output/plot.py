@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .term import REGIME_LETTERS, REGIMES
+from ..model.term import REGIME_LETTERS, REGIMES
 
 __all__ = [
     "speedup_heatmap",
@@ -120,7 +120,7 @@ def output_format(path) -> str:
 
 
 def _bound(model, hw=None):
-    from .linear import Linear
+    from ..model.linear import Linear
 
     if not isinstance(model, Linear):
         raise ValueError(f"expected a model from rs.linear(), got {type(model).__name__}")
@@ -214,7 +214,7 @@ def breakeven_curve(model, ks: Sequence[float], *, n_ratio: float = 1.0, hw=None
     array([[1208.1],
            [ 844.7]])
     """
-    from .breakeven import breakeven
+    from ..solve.solver import breakeven
 
     mb = _bound(model, hw)
     columns = []
@@ -255,8 +255,8 @@ def _closed_form_curve(mb, ks: np.ndarray, regime: Mapping[str, str] | None = No
     """M*(K) from the symbolic closed form in one regime; NaN where it does not hold."""
     import sympy
 
-    from . import symbols as S
-    from .breakeven import breakeven
+    from .. import symbols as S
+    from ..solve.solver import breakeven
 
     be = breakeven(mb, solve_for="M", regime=regime or {})
     k = sympy.Dummy("k", positive=True)
@@ -335,7 +335,7 @@ def _describe(mb) -> str:
 
 # -- break-even curves --------------------------------------------------------------
 def _labelled(models) -> list[tuple[str, Any]]:
-    from .linear import Linear
+    from ..model.linear import Linear
 
     if isinstance(models, Linear):
         models = [models]
@@ -412,10 +412,10 @@ def _kernel_points(mb, shape: tuple[float, float, float]) -> list[dict]:
     """Each GEMM and cast of a bound model at a shape: FLOPs (or ops), bytes, seconds."""
     import sympy
 
-    from . import symbols as S
-    from .formats import element
-    from .gemm import Gemm
-    from .recipes import gemm_dims, role_dims
+    from .. import symbols as S
+    from ..model.formats import element
+    from ..model.gemm import Gemm
+    from ..model.recipes import gemm_dims, role_dims
 
     values = dict(zip(S.SHAPE_SYMBOLS, (sympy.Float(v) for v in shape)))
     h = mb.hardware
@@ -658,7 +658,7 @@ def plot_cli(kind: str, models, out_path, **opts) -> Path:
     ``ValueError`` with one line of text (``ModuleNotFoundError`` when
     matplotlib is missing).  Returns the path written.
     """
-    from .linear import Linear
+    from ..model.linear import Linear
 
     funcs = {"heatmap": speedup_heatmap, "curves": breakeven_curves, "roofline": roofline,
              "regimes": regime_map}

@@ -34,7 +34,7 @@ import sympy
 from sympy.core.sorting import default_sort_key
 from sympy.printing.latex import LatexPrinter
 
-from . import symbols as S
+from .. import symbols as S
 
 __all__ = [
     "term_name",
@@ -249,8 +249,8 @@ def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None) 
     >>> latex(m.lowp_time, model=m)
     'T^{\\mathrm{gemm}}_{\\mathrm{fp8}} + T^{\\mathrm{ovhd}}_{\\mathrm{fp8}}'
     """
-    from .breakeven import BreakEven
-    from .linear import Linear
+    from ..solve.solver import BreakEven
+    from ..model.linear import Linear
 
     if isinstance(expr, Linear):
         return breakdown(expr)
@@ -508,7 +508,7 @@ class Row(NamedTuple):
 
 
 def _rows(results: Any) -> list[Row]:
-    from .breakeven import BreakEven
+    from ..solve.solver import BreakEven
 
     if isinstance(results, BreakEven):
         results = [results]
@@ -714,9 +714,9 @@ def breakeven_rows(recipes: Iterable[str], gpus: Iterable[str], *, mode: str = "
     >>> rows[0].recipe, rows[0].gpu, round(float(rows[0].result.root_values[0]))
     ('tensorwise', 'H100 SXM', 2321)
     """
-    from .breakeven import breakeven
-    from .hardware import hardware
-    from .linear import linear
+    from ..solve.solver import breakeven
+    from ..devices.catalog import hardware
+    from ..model.linear import linear
 
     if "solve_for" in solve:
         along = None
