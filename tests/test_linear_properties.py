@@ -154,7 +154,7 @@ def activation_ratio(mb: rs.Linear) -> sympy.Rational:
 
 def baseline_gemms_compute_bound(mb: rs.Linear, sub: dict) -> bool:
     for t in mb.terms:
-        if t.side == "baseline" and t.kind == "gemm":
+        if t.side == "baseline" and t.group == "gemm":
             values = {regime: e.xreplace(sub) for regime, e in t.pieces}
             if any(v > values["compute"] for v in values.values()):
                 return False

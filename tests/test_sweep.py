@@ -72,12 +72,12 @@ def _exact_group_regimes(model, m, k, n):
     """Per kernel group, the regime with the most time, from Term.regime (exact)."""
     values = {rs.M: m, rs.K: k, rs.N: n}
     out = {}
-    for col, side, kind in (("baseline_gemm_regime", "baseline", "gemm"),
-                            ("lowp_gemm_regime", "lowp", "gemm"),
-                            ("lowp_overhead_regime", "lowp", "overhead")):
+    for col, side, group in (("baseline_gemm_regime", "baseline", "gemm"),
+                             ("lowp_gemm_regime", "lowp", "gemm"),
+                             ("lowp_overhead_regime", "lowp", "overhead")):
         acc = {}
         for t in model.terms:
-            if (t.side, t.kind) == (side, kind):
+            if (t.side, t.group) == (side, group):
                 r = t.regime(values)
                 acc[r] = acc.get(r, 0) + float(t.expr.xreplace(values))
         out[col] = max(acc, key=acc.get)

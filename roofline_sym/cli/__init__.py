@@ -22,7 +22,7 @@ from ..devices.catalog import DATASETS, Dataset, Hardware, HardwareError, datase
 from ..model.linear import OUTPUTS, Linear, linear
 from ..model.presets import PRESETS, options
 from ..model.recipes import MODES, list_recipes
-from ..model.term import REGIME_LETTERS, REGIMES
+from ..model.term import RegimeSummary
 from ..validate import SHAPE_MAX, parse_number
 
 __all__ = ["main"]
@@ -191,17 +191,7 @@ def _jsonable(v: Any) -> Any:
 
 def regime_label(regimes: dict[str, str]) -> str:
     """Compact regime of the low-precision side: ``gemm C3  cast M5 L5``."""
-    parts = []
-    for kind in ("gemm", "cast"):
-        counts: dict[str, int] = {}
-        for name, r in regimes.items():
-            if name.startswith(f"lowp.{kind}."):
-                counts[r] = counts.get(r, 0) + 1
-        if counts:
-            parts.append(f"{kind} " + " ".join(
-                f"{REGIME_LETTERS[r]}{c}" for r, c in sorted(
-                    counts.items(), key=lambda rc: REGIMES.index(rc[0]))))
-    return "  ".join(parts)
+    return RegimeSummary.of(regimes).letters()
 
 
 def _root_text(be: BreakEven) -> tuple[str, str]:

@@ -50,6 +50,7 @@ import numpy as np
 
 from ..devices.catalog import Hardware, HardwareError, hardware as lookup_hardware, load_hardware
 from .components import model_times
+from ..model.term import roofline_piece_times
 from .measure import RepeatPolicy, grid, run
 from .measurements import Measurements, parse_csv, read_csv, write_csv
 
@@ -304,29 +305,37 @@ def _sig(value: float, digits: int = _DIGITS) -> float:
 # -- the fit ------------------------------------------------------------------------------
 class _Problem:
     """Residuals ``log(model) - log(measured)`` and their Jacobian in the
-    log-parameters: each row's time is its largest piece, so its gradient is
-    that piece's (the pieces are affine in the log-parameters, except
-    ``log(F + F0)``)."""
+    log-parameters ``x`` (``eta_<d>``, ``eta_mem``, ``t_launch``, ``F0_<d>``).
+
+    Each row is priced by the model's own roofline (``roofline_piece_times``)
+    with the fitted values, a size-dependent GEMM pricing ``F + F0`` FLOPs.
+    A row's time is its largest piece, so its gradient is that piece's: -1 in
+    the efficiency of a rate (compute, memory), +1 in the launch floor, and
+    ``F0 / (F + F0)`` in ``log F0``."""
 
     def __init__(self, dtype, flops, nbytes, times, peaks, bw, names):
         self.names = names
         self.index = {n: i for i, n in enumerate(names)}
         self.dtype, self.flops, self.nbytes = dtype, flops, nbytes
         self.log_t = np.log(times)
-        self.log_peak = np.array([math.log(peaks[d]) if d else 0.0 for d in dtype])
-        moved = nbytes > 0
-        self.log_mem = np.where(moved, np.log(np.where(moved, nbytes, 1.0)) - math.log(bw), -np.inf)
+        self.peaks, self.bw = peaks, bw
         self.masks = {d: dtype == d for d in set(dtype.tolist()) - {""}}
 
+    def _f0(self, x: np.ndarray, d: str) -> float:
+        return math.exp(x[self.index[f"F0_{d}"]]) if f"F0_{d}" in self.index else 0.0
+
     def pieces(self, x: np.ndarray) -> np.ndarray:
-        out = np.full((3, self.dtype.size), -np.inf)
+        """``log`` of each row's roofline pieces at ``x`` (``-inf``: no such piece)."""
+        values = {"BW": self.bw, "eta_mem": math.exp(x[self.index["eta_mem"]]),
+                  "t_launch": math.exp(x[self.index["t_launch"]])}
+        flops = self.flops.copy()
         for d, mask in self.masks.items():
-            f0 = math.exp(x[self.index[f"F0_{d}"]]) if f"F0_{d}" in self.index else 0.0
-            out[0][mask] = (np.log(self.flops[mask] + f0) - self.log_peak[mask]
-                            - x[self.index[f"eta_{d}"]])
-        out[1] = self.log_mem - x[self.index["eta_mem"]]
-        out[2] = x[self.index["t_launch"]]
-        return out
+            values[f"P_{d}"] = self.peaks[d]
+            values[f"eta_{d}"] = math.exp(x[self.index[f"eta_{d}"]])
+            flops[mask] += self._f0(x, d)
+        with np.errstate(divide="ignore"):
+            return np.log(np.maximum(roofline_piece_times(self.dtype, flops, self.nbytes,
+                                                          values), 0.0))
 
     def __call__(self, x: np.ndarray):
         pieces = self.pieces(x)
@@ -337,7 +346,7 @@ class _Problem:
             rows = mask & (active == 0)
             J[rows, self.index[f"eta_{d}"]] = -1.0
             if f"F0_{d}" in self.index:
-                f0 = math.exp(x[self.index[f"F0_{d}"]])
+                f0 = self._f0(x, d)
                 J[rows, self.index[f"F0_{d}"]] = f0 / (self.flops[rows] + f0)
         J[active == 1, self.index["eta_mem"]] = -1.0
         J[active == 2, self.index["t_launch"]] = 1.0

@@ -18,15 +18,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache, cached_property
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import sympy
 
 from .. import symbols as S
 from ..model.formats import element
+from ..model.linear import linear
 from ..model.recipes import gemm_dims, recipe, role_dims
-from ..model.term import Term
+# the time of a row is the model's roofline, numerically
+from ..model.term import Term, TermId, Work, roofline_times as model_times
 
 __all__ = [
     "GEMM_NAMES",
@@ -93,8 +95,6 @@ _COMPONENT_SET = frozenset(COMPONENTS)
 
 @cache
 def _linear(recipe_name: str):
-    from ..model.linear import linear  # linear imports nothing from here; lazy keeps import light
-
     # standalone kernels read their input from memory: the unfused model
     return linear(recipe_name, mode="training", fuse=False, preset="default")
 
@@ -110,37 +110,34 @@ def model_term(component: str) -> Term:
     >>> model_term("micro.copy").expr
     Max(t_launch, 4*M/(BW*eta_mem))
     """
-    _check_component(component)
-    kind, *rest = component.split(".")
-    launch = ("launch", S.launch_overhead())
-    if component == "micro.launch":
-        return Term(component, (launch,))
-    if component == "micro.copy":  # M elements of bf16 read and written
-        nbytes = 2 * element("bf16").bytes * S.M
-        return Term(component, (("memory", nbytes / (S.mem_bw() * S.mem_efficiency())), launch))
+    kind, *rest = _parts(component)
+    if kind == "micro":  # micro.copy: M elements of bf16 read and written
+        nbytes = 2 * element("bf16").bytes * S.M if rest == ["copy"] else 0
+        return Term.roofline(TermId("micro", *rest), Work(bytes=nbytes))
     if kind == "gemm":
         gemm_kind, gemm = rest
         recipe_name, side = GEMM_KINDS[gemm_kind]
-        name = f"{side}.gemm.{gemm}"
+        id = TermId(side, "gemm", gemm)
     else:
         recipe_name, role, kernel = rest
-        name = f"lowp.cast.{role}.{kernel}"
-    return {t.name: t for t in _linear(recipe_name).terms}[name]
+        id = TermId("lowp", "cast", role, kernel)
+    return next(t for t in _linear(recipe_name).terms if t.id == id)
 
 
 @cache
 def _cost(component: str) -> tuple[str, Callable]:
-    """(dtype, f(M, K, N) -> (flops, bytes)) read off the term's pieces."""
-    dtype, flops, nbytes = "", sympy.Integer(0), sympy.Integer(0)
-    for regime, expr in model_term(component).pieces:
-        if regime == "compute":
-            peak = next(s for s in expr.free_symbols if s.name.startswith("P_"))
-            dtype = peak.name[2:]
-            flops = expr.xreplace({peak: 1, S.gemm_efficiency(dtype): 1})
-        elif regime == "memory":
-            nbytes = expr.xreplace({S.mem_bw(): 1, S.mem_efficiency(): 1})
-    fn = sympy.lambdify(S.SHAPE_SYMBOLS, [flops, nbytes], modules="numpy")
-    return dtype, fn
+    """(dtype, f(M, K, N) -> (flops, bytes)): the work of the component's term."""
+    work = model_term(component).work
+    fn = sympy.lambdify(S.SHAPE_SYMBOLS, [work.flops, work.bytes], modules="numpy")
+    return work.dtype or "", fn
+
+
+@cache
+def _parts(component: str) -> tuple[str, ...]:
+    """A component's name in parts: ``("gemm", kind, gemm)``, ``("cast", recipe,
+    role, kernel)`` or ``("micro", name)``; read once per name."""
+    _check_component(component)
+    return tuple(component.split("."))
 
 
 def _check_component(component: str) -> None:
@@ -166,39 +163,6 @@ def costs(components: Sequence[str], M: Any, K: Any, N: Any
         f, b = fn(*(a[mask] for a in shape))
         dtype[mask], flops[mask], nbytes[mask] = d, f, b
     return dtype, flops, nbytes
-
-
-def model_times(dtype: np.ndarray, flops: np.ndarray, nbytes: np.ndarray,
-                values: Mapping[str, Any], regimes: bool = False):
-    """The model's time of each row: ``Max(F / (P_d eta_d), B / (BW eta_mem), t_launch)``.
-
-    This is every term's formula (a GEMM has all three pieces, a cast kernel
-    no compute piece, a kernel that moves no bytes only the launch floor),
-    vectorised over rows.  ``values`` maps hardware symbol names (``P_fp8``,
-    ``eta_fp8``, ``BW``, ``eta_mem``, ``t_launch``) to numbers or per-row
-    arrays (a size-dependent efficiency).  With ``regimes=True`` also return
-    each row's regime (compute, memory, launch).
-
-    >>> v = {"P_bf16": 1e15, "eta_bf16": 0.5, "BW": 1e12, "eta_mem": 0.5, "t_launch": 2e-6}
-    >>> t, r = model_times(np.array(["bf16", ""]), np.array([1e12, 0.0]),
-    ...                    np.array([1e6, 0.0]), v, regimes=True)
-    >>> t.tolist(), r.tolist()
-    ([0.002, 2e-06], ['compute', 'launch'])
-    """
-    dtype = np.asarray(dtype, dtype=object)
-    flops, nbytes = np.asarray(flops, float), np.asarray(nbytes, float)
-    pieces = np.full((3,) + dtype.shape, -np.inf)
-    for d in set(dtype.tolist()) - {""}:
-        mask = dtype == d
-        eta = np.broadcast_to(np.asarray(values[f"eta_{d}"], float), dtype.shape)[mask]
-        pieces[0][mask] = flops[mask] / (float(values[f"P_{d}"]) * eta)
-    bw = float(values["BW"]) * np.broadcast_to(np.asarray(values["eta_mem"], float), dtype.shape)
-    pieces[1] = np.where(nbytes > 0, nbytes / bw, -np.inf)
-    pieces[2] = np.broadcast_to(np.asarray(values["t_launch"], float), dtype.shape)
-    times = pieces.max(axis=0)
-    if not regimes:
-        return times
-    return times, np.array(("compute", "memory", "launch"), dtype=object)[pieces.argmax(axis=0)]
 
 
 # -- cases ----------------------------------------------------------------------------
@@ -229,12 +193,12 @@ class Case:
     @property
     def kind(self) -> str:
         """``gemm``, ``cast`` or ``micro``."""
-        return self.component.split(".", 1)[0]
+        return _parts(self.component)[0]
 
     @cached_property
     def op(self) -> tuple:
         """The operation: ``("gemm", kind, m, k, n, fast_accum)``, ``(impl, d0, d1)``..."""
-        kind, *rest = self.component.split(".")
+        kind, *rest = _parts(self.component)
         dims = {S.M: self.M, S.K: self.K, S.N: self.N}
         if kind == "gemm":
             gemm_kind, gemm = rest

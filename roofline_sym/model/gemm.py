@@ -1,9 +1,9 @@
 """One GEMM ``out[m, n] = a[m, k] @ b[k, n]``: FLOPs, bytes and time.
 
 FLOPs are ``2 m k n``.  Bytes are both operands in the operand format, the
-scales read alongside them, and the output written once.  Time is either the
-roofline ``Max(compute, memory, launch)`` or compute only (the seed model);
-hardware stays symbolic until a model is bound to a GPU.
+scales read alongside them, and the output written once.  Time is priced by
+``term.roofline_pieces``: ``Max(compute, memory, launch)`` or compute only
+(the seed model); hardware stays symbolic until a model is bound to a GPU.
 
 >>> from roofline_sym.symbols import M, K, N
 >>> g = Gemm("output", M, K, N, operand="fp8_e4m3")
@@ -21,11 +21,9 @@ import sympy
 
 from .. import symbols as S
 from .formats import ElementFormat, element
-from .term import Term
+from .term import GEMM_TIME_MODELS, Term, TermId, Work
 
 __all__ = ["Gemm", "GEMM_TIME_MODELS"]
-
-GEMM_TIME_MODELS = ("roofline", "compute")
 
 
 def _format(f: str | ElementFormat) -> ElementFormat:
@@ -72,19 +70,18 @@ class Gemm:
     def bytes(self) -> sympy.Expr:
         return self.bytes_read + self.bytes_written
 
+    @property
+    def work(self) -> Work:
+        return Work(self.flops, self.dtype, self.bytes)
+
     def pieces(self, model: str = "roofline") -> tuple[tuple[str, sympy.Expr], ...]:
         """The regime pieces of the time: compute, and for the roofline memory and launch."""
-        compute = self.flops / (S.peak_flops(self.dtype) * S.gemm_efficiency(self.dtype))
-        if model == "compute":
-            return (("compute", compute),)
-        if model != "roofline":
-            raise ValueError(f"unknown GEMM time model {model!r}; known: {GEMM_TIME_MODELS}")
-        memory = self.bytes / (S.mem_bw() * S.mem_efficiency())
-        return (("compute", compute), ("memory", memory), ("launch", S.launch_overhead()))
+        return self.term("baseline", model).pieces
 
     def time(self, model: str = "roofline") -> sympy.Expr:
-        return self.term("", model).expr
+        return self.term("baseline", model).expr
 
     def term(self, side: str, model: str = "roofline") -> Term:
-        """This GEMM's time as a named ``Term`` (``<side>.gemm.<name>``)."""
-        return Term(f"{side}.gemm.{self.name}", self.pieces(model))
+        """This GEMM's time as a ``Term`` (``<side>.gemm.<name>``); ``model``:
+        one of ``GEMM_TIME_MODELS``."""
+        return Term.roofline(TermId(side, "gemm", self.name), self.work, gemm_time=model)

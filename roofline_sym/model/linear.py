@@ -25,7 +25,7 @@ from .gemm import Gemm
 from ..devices.catalog import Hardware, hardware
 from .presets import Options, options
 from .recipes import FUSABLE_ROLES, Kernel, Recipe, gemm_dims, recipe as get_recipe, role_dims
-from .term import Term
+from .term import Term, TermId, Work
 from ..validate import SHAPE_MAX, positive_array
 
 __all__ = ["Linear", "linear", "OUTPUTS"]
@@ -46,15 +46,6 @@ OUTPUTS = (
 _BF16_ACTIVATION = Kernel("activation", ("bf16",), ("bf16",))
 
 
-def _kernel_pieces(nbytes: sympy.Expr, launch_floor: str) -> tuple:
-    if nbytes == 0:
-        return (("launch", S.launch_overhead()),)
-    memory = nbytes / (S.mem_bw() * S.mem_efficiency())
-    if launch_floor == "per_kernel":
-        return (("memory", memory), ("launch", S.launch_overhead()))
-    return (("memory", memory),)
-
-
 def _gemm_scale_bytes(r: Recipe, gemm: str, m, k, n, opts: Options) -> sympy.Expr:
     from .formats import element, scaling
 
@@ -70,13 +61,15 @@ def _gemm_scale_bytes(r: Recipe, gemm: str, m, k, n, opts: Options) -> sympy.Exp
 
 
 def _terms(r: Recipe, mode: str, fuse: bool, opts: Options) -> tuple[Term, ...]:
+    def kernel(id: TermId, nbytes: sympy.Expr) -> Term:
+        return Term.roofline(id, Work(bytes=nbytes), launch_floor=opts.launch_floor)
+
     terms = []
     for gemm, (m, k, n) in gemm_dims(mode).items():
         terms.append(Gemm(gemm, m, k, n, "bf16").term("baseline", opts.gemm_time))
     if mode == "inference" and fuse:
-        terms.append(Term("baseline.activation.input",
-                          _kernel_pieces(_BF16_ACTIVATION.bytes(*role_dims(mode)["input"]),
-                                         opts.launch_floor)))
+        terms.append(kernel(TermId("baseline", "activation", "input"),
+                            _BF16_ACTIVATION.bytes(*role_dims(mode)["input"])))
     for gemm, (m, k, n) in gemm_dims(mode).items():
         g = Gemm(gemm, m, k, n, r.gemm_format(gemm),
                  scale_bytes=_gemm_scale_bytes(r, gemm, m, k, n, opts))
@@ -84,12 +77,11 @@ def _terms(r: Recipe, mode: str, fuse: bool, opts: Options) -> tuple[Term, ...]:
     for role, (d0, d1) in role_dims(mode).items():
         # inference casts never fuse their read: the activation is fused instead
         fused = fuse and mode == "training" and role in FUSABLE_ROLES
-        for kernel in r.kernels[role]:
-            nbytes = kernel.bytes(d0, d1, fused)
-            if nbytes == 0 and kernel.reads and opts.launch_floor == "empty_kernels":
+        for cast in r.kernels[role]:
+            nbytes = cast.bytes(d0, d1, fused)
+            if nbytes == 0 and cast.reads and opts.launch_floor == "empty_kernels":
                 continue  # fused away entirely: the seed counts no launch for it
-            terms.append(Term(f"lowp.cast.{role}.{kernel.name}",
-                              _kernel_pieces(nbytes, opts.launch_floor)))
+            terms.append(kernel(TermId("lowp", "cast", role, cast.name), nbytes))
     return tuple(terms)
 
 
@@ -115,8 +107,8 @@ class Linear:
         self.hardware = hw
 
     # -- the seven quantities -------------------------------------------------
-    def _sum(self, side: str, kind: str) -> sympy.Expr:
-        return sympy.Add(*(t.expr for t in self.terms if t.side == side and t.kind == kind))
+    def _sum(self, side: str, group: str) -> sympy.Expr:
+        return sympy.Add(*(t.expr for t in self.terms if (t.side, t.group) == (side, group)))
 
     @cached_property
     def baseline_gemm_time(self) -> sympy.Expr:
@@ -217,9 +209,9 @@ class Linear:
         for t in self.terms:
             spans.append((start, start + len(t.pieces)))
             start += len(t.pieces)
-        groups = {(side, kind): [i for i, t in enumerate(self.terms)
-                                 if (t.side, t.kind) == (side, kind)]
-                  for side in ("baseline", "lowp") for kind in ("gemm", "overhead")}
+        groups = {(side, group): [i for i, t in enumerate(self.terms)
+                                  if (t.side, t.group) == (side, group)]
+                  for side in ("baseline", "lowp") for group in ("gemm", "overhead")}
         return fn, free, spans, groups
 
     def _pieces_at(self, M: Any, K: Any, N: Any, hardware_values: dict):

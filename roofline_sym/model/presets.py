@@ -13,16 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-from .gemm import GEMM_TIME_MODELS
 from ..devices.catalog import DATASETS
 from .recipes import TABLES
+from .term import GEMM_TIME_MODELS, LAUNCH_FLOORS
 
 __all__ = ["Options", "PRESETS", "options", "LAUNCH_FLOORS", "GEMM_SCALES"]
 
-# per_kernel: every kernel costs Max(bytes / BWeff, L) (torchao);
-# empty_kernels: bytes are summed at BWeff, and only kernels that move no
-# bytes pay L (the seed).
-LAUNCH_FLOORS = ("per_kernel", "empty_kernels")
 # format: scales read at their own format and block, per operand (default);
 # torchao: floor((m k + k n) / block) scales at the operand's element size,
 # for MX and NVFP4 recipes only (torchao 0.18).

@@ -1,43 +1,257 @@
-"""A named time term: the maximum of its regime pieces.
+"""A term of a cost: its identity, the work it does, and its roofline time.
 
-Every cost in a model is a sum of terms.  A term keeps its pieces apart, each
-labelled with the regime it stands for (``compute``, ``memory``, ``launch``),
-so a breakdown, a regime label and a break-even split all read the structure
-instead of taking a ``Max`` apart again.
+Every cost in a model is a sum of terms, one per GEMM and per kernel.  A
+term is named by a ``TermId`` (side, kind, role, kernel), carries its
+``Work`` (FLOPs at a GEMM dtype's peak, bytes moved) and keeps its time as
+regime pieces (``compute``, ``memory``, ``launch``), so a breakdown, a regime
+label and a break-even split all read the structure instead of taking a
+``Max`` apart again.
 
->>> import sympy
->>> from roofline_sym.symbols import M, launch_overhead
->>> t = Term("lowp.cast.input", (("memory", 3 * M), ("launch", launch_overhead())))
->>> t.expr
-Max(3*M, t_launch)
+``roofline_pieces`` is the one place a kernel's time is priced:
+``Max(F / (P_d eta_d), B / (BW eta_mem), t_launch)``.  ``roofline_times`` is
+its numeric twin for arrays of rows, compiled from it.
+
+>>> from roofline_sym.symbols import M, K
+>>> t = Term.roofline(TermId("lowp", "cast", "input", "amax"), Work(bytes=2 * M * K))
+>>> t.name, t.expr
+('lowp.cast.input.amax', Max(t_launch, 2*K*M/(BW*eta_mem)))
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
-from typing import Mapping
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cache, cached_property
+from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
 import sympy
 
-__all__ = ["Term", "REGIMES", "REGIME_LETTERS"]
+from .. import symbols as S
+
+__all__ = [
+    "TermId",
+    "Work",
+    "Term",
+    "RegimeSummary",
+    "REGIMES",
+    "REGIME_LETTERS",
+    "GEMM_TIME_MODELS",
+    "LAUNCH_FLOORS",
+    "roofline_pieces",
+    "roofline_piece_times",
+    "roofline_times",
+]
 
 REGIMES = ("compute", "memory", "launch")
 # one-letter labels for tables and plot legends
 REGIME_LETTERS = {"compute": "C", "memory": "M", "launch": "L"}
+# roofline: a GEMM costs Max(compute, memory, launch); compute: FLOPs only (the seed)
+GEMM_TIME_MODELS = ("roofline", "compute")
+# per_kernel: every kernel costs Max(bytes / BWeff, L) (torchao); empty_kernels:
+# bytes are summed at BWeff, and only kernels that move no bytes pay L (the seed)
+LAUNCH_FLOORS = ("per_kernel", "empty_kernels")
 
 
+# -- identity ---------------------------------------------------------------------
 @dataclass(frozen=True)
-class Term:
-    """``name`` is dotted: side (``baseline``/``lowp``), kind, then details."""
+class TermId:
+    """What a term is: ``side`` (``baseline``, ``lowp``), ``kind`` (``gemm``,
+    ``cast``, ``activation``), ``role`` (the GEMM's name, or the tensor a kernel
+    works on) and ``kernel`` (a cast kernel's name).
 
-    name: str
-    pieces: tuple[tuple[str, sympy.Expr], ...]
+    Its ``name`` is the dotted string a breakdown is keyed by; ``parse`` reads
+    one back.
+
+    >>> TermId.parse("lowp.cast.input.amax")
+    TermId(side='lowp', kind='cast', role='input', kernel='amax')
+    >>> str(TermId("baseline", "gemm", "output")), TermId("lowp", "cast", "weight").group
+    ('baseline.gemm.output', 'overhead')
+    """
+
+    side: str
+    kind: str
+    role: str | None = None
+    kernel: str | None = None
 
     def __post_init__(self) -> None:
+        for part in (self.side, self.kind, self.role, self.kernel):
+            if part is not None and (not isinstance(part, str) or not part or "." in part):
+                raise ValueError(f"term id parts are names without dots, not {part!r}")
+        if self.kernel is not None and self.role is None:
+            raise ValueError(f"term id {self.side}.{self.kind}: a kernel needs a role")
+
+    @classmethod
+    def parse(cls, name: str) -> "TermId":
+        """The id of a dotted name (``side.kind[.role[.kernel]]``)."""
+        parts = name.split(".") if isinstance(name, str) else []
+        if not 2 <= len(parts) <= 4:
+            raise ValueError(f"{name!r} is not a term name (side.kind[.role[.kernel]])")
+        return cls(*parts)
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return tuple(p for p in (self.side, self.kind, self.role, self.kernel) if p is not None)
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.parts)
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def detail(self) -> tuple[str, ...]:
+        """The parts after the kind: the GEMM, or the role and the kernel."""
+        return self.parts[2:]
+
+    @property
+    def group(self) -> str:
+        """The total the term adds to: ``gemm`` or ``overhead`` (``<side>_<group>_time``)."""
+        return "gemm" if self.kind == "gemm" else "overhead"
+
+
+# -- the roofline -----------------------------------------------------------------
+@dataclass(frozen=True)
+class Work:
+    """What a GEMM or kernel does: ``flops`` at the peak of GEMM dtype ``dtype``
+    (``None``: not a GEMM) and ``bytes`` moved."""
+
+    flops: sympy.Expr = sympy.Integer(0)
+    dtype: str | None = None
+    bytes: sympy.Expr = sympy.Integer(0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "flops", sympy.sympify(self.flops))
+        object.__setattr__(self, "bytes", sympy.sympify(self.bytes))
+
+
+def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
+                    launch_floor: str = "per_kernel") -> tuple[tuple[str, sympy.Expr], ...]:
+    """The regime pieces of a GEMM's or kernel's time: the one roofline.
+
+    A GEMM: ``compute`` = F / (P_d eta_d), then (``gemm_time="roofline"``)
+    ``memory`` = B / (BW eta_mem) and ``launch`` = t_launch.  A kernel:
+    ``memory``, and ``launch`` under ``launch_floor="per_kernel"``; a kernel
+    that moves no bytes costs ``launch`` alone.
+
+    >>> from roofline_sym.symbols import M, K, N
+    >>> roofline_pieces(Work(2 * M * K * N, "fp8", M * K), gemm_time="compute")
+    (('compute', 2*K*M*N/(P_fp8*eta_fp8)),)
+    >>> roofline_pieces(Work(bytes=4 * M), launch_floor="empty_kernels")
+    (('memory', 4*M/(BW*eta_mem)),)
+    """
+    if gemm_time not in GEMM_TIME_MODELS:
+        raise ValueError(f"unknown GEMM time model {gemm_time!r}; known: {GEMM_TIME_MODELS}")
+    if launch_floor not in LAUNCH_FLOORS:
+        raise ValueError(f"unknown launch floor {launch_floor!r}; known: {LAUNCH_FLOORS}")
+    launch = ("launch", S.launch_overhead())
+    memory = ("memory", work.bytes / (S.mem_bw() * S.mem_efficiency()))
+    if work.dtype is not None:
+        compute = ("compute", work.flops / (S.peak_flops(work.dtype)
+                                            * S.gemm_efficiency(work.dtype)))
+        return (compute,) if gemm_time == "compute" else (compute, memory, launch)
+    if work.bytes == 0:
+        return (launch,)
+    return (memory, launch) if launch_floor == "per_kernel" else (memory,)
+
+
+# the numeric twin: per (dtype, moves bytes), the pieces compiled from roofline_pieces
+_FLOPS, _BYTES = sympy.Dummy("F", positive=True), sympy.Dummy("B", positive=True)
+
+
+@cache
+def _compiled_pieces(dtype: str | None, moves_bytes: bool):
+    pieces = roofline_pieces(Work(_FLOPS, dtype, _BYTES if moves_bytes else 0))
+    params = sorted(set().union(*(e.free_symbols for _, e in pieces)) - {_FLOPS, _BYTES},
+                    key=str)
+    fn = sympy.lambdify([_FLOPS, _BYTES, *params], [e for _, e in pieces], modules="numpy")
+    return [REGIMES.index(r) for r, _ in pieces], [str(p) for p in params], fn
+
+
+def roofline_piece_times(dtype: Any, flops: Any, nbytes: Any,
+                         values: Mapping[str, Any]) -> np.ndarray:
+    """Per row, the times of the ``roofline_pieces`` (default options) of a
+    GEMM (``dtype[i]`` a GEMM dtype) or kernel (``""``) doing ``flops[i]`` and
+    moving ``nbytes[i]``: an array ``(len(REGIMES), rows)``, ``-inf`` where a
+    row has no such piece.  ``values``: hardware values by symbol name
+    (``P_fp8``, ``eta_fp8``, ``BW``, ``eta_mem``, ``t_launch``), numbers or
+    per-row arrays.
+
+    >>> v = {"P_bf16": 1e15, "eta_bf16": 0.5, "BW": 1e12, "eta_mem": 0.5, "t_launch": 2e-6}
+    >>> roofline_piece_times(["bf16", ""], [1e12, 0.0], [1e6, 0.0], v).tolist()
+    [[0.002, -inf], [2e-06, -inf], [2e-06, 2e-06]]
+    """
+    dtype = np.asarray(dtype, dtype=object)
+    flops = np.broadcast_to(np.asarray(flops, dtype=np.float64), dtype.shape)
+    nbytes = np.broadcast_to(np.asarray(nbytes, dtype=np.float64), dtype.shape)
+    out = np.full((len(REGIMES),) + dtype.shape, -np.inf)
+    for d in dict.fromkeys(dtype.ravel().tolist()):
+        for moves in (True, False):
+            mask = (dtype == d) & ((nbytes > 0) == moves)
+            if not mask.any():
+                continue
+            rows, names, fn = _compiled_pieces(d or None, moves)
+            args = [np.broadcast_to(np.asarray(values[n], dtype=np.float64), dtype.shape)[mask]
+                    for n in names]
+            with np.errstate(all="ignore"):
+                for i, piece in zip(rows, fn(flops[mask], nbytes[mask], *args)):
+                    out[i][mask] = piece
+    return out
+
+
+def roofline_times(dtype: Any, flops: Any, nbytes: Any, values: Mapping[str, Any],
+                   regimes: bool = False):
+    """Per row, the time: the largest of ``roofline_piece_times``; with
+    ``regimes=True`` also each row's regime.
+
+    >>> v = {"P_bf16": 1e15, "eta_bf16": 0.5, "BW": 1e12, "eta_mem": 0.5, "t_launch": 2e-6}
+    >>> t, r = roofline_times(["bf16", ""], [1e12, 0.0], [1e6, 0.0], v, regimes=True)
+    >>> t.tolist(), r.tolist()
+    ([0.002, 2e-06], ['compute', 'launch'])
+    """
+    pieces = roofline_piece_times(dtype, flops, nbytes, values)
+    times = pieces.max(axis=0)
+    if not regimes:
+        return times
+    return times, np.array(REGIMES, dtype=object)[pieces.argmax(axis=0)]
+
+
+# -- terms --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Term:
+    """A named time: the maximum of its regime ``pieces``; ``work``: what it does."""
+
+    id: TermId
+    pieces: tuple[tuple[str, sympy.Expr], ...]
+    work: Work = field(default_factory=Work)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, TermId):
+            raise TypeError(f"a term's id is a TermId, not {self.id!r}")
         unknown = {r for r, _ in self.pieces} - set(REGIMES)
         if unknown or not self.pieces:
-            raise ValueError(f"term {self.name!r}: bad pieces {self.pieces!r}")
+            raise ValueError(f"term {self.id}: bad pieces {self.pieces!r}")
+
+    @classmethod
+    def roofline(cls, id: TermId, work: Work, *, gemm_time: str = "roofline",
+                 launch_floor: str = "per_kernel") -> "Term":
+        """The term of ``work`` priced by ``roofline_pieces``."""
+        return cls(id, roofline_pieces(work, gemm_time=gemm_time, launch_floor=launch_floor),
+                   work)
+
+    @property
+    def name(self) -> str:
+        return self.id.name
+
+    @property
+    def side(self) -> str:
+        return self.id.side
+
+    @property
+    def group(self) -> str:
+        """``gemm`` or ``overhead`` (casts and other memory-bound kernels)."""
+        return self.id.group
 
     @cached_property
     def expr(self) -> sympy.Expr:
@@ -46,19 +260,84 @@ class Term:
         # SymPy's pairwise comparison of symbolic arguments is slow
         return exprs[0] if len(exprs) == 1 else sympy.Max(*exprs, evaluate=False)
 
-    @property
-    def side(self) -> str:
-        return self.name.split(".", 1)[0]
-
-    @property
-    def kind(self) -> str:
-        """``gemm`` or ``overhead`` (casts and other memory-bound kernels)."""
-        return "gemm" if self.name.split(".")[1] == "gemm" else "overhead"
-
     def xreplace(self, mapping: Mapping) -> "Term":
-        return Term(self.name, tuple((r, e.xreplace(mapping)) for r, e in self.pieces))
+        return Term(self.id, tuple((r, e.xreplace(mapping)) for r, e in self.pieces), self.work)
 
     def regime(self, values: Mapping) -> str:
         """The regime whose piece is the maximum at numeric ``values``."""
         scores = [float(e.xreplace(values)) for _, e in self.pieces]
         return self.pieces[scores.index(max(scores))][0]
+
+
+# -- regime summaries -----------------------------------------------------------------
+_KIND_ORDER = ("gemm", "cast", "activation")
+
+
+@dataclass(frozen=True)
+class RegimeSummary:
+    """The regime of every term of a model, grouped by side and kind, and the
+    ways it is written (``text``, ``words``, ``letters``, ``short``).
+
+    >>> s = RegimeSummary.of({"lowp.gemm.output": "compute", "lowp.cast.input.amax": "memory",
+    ...                       "lowp.cast.input.amax_final": "launch"})
+    >>> s.text()
+    'lowp gemm: 1 compute; lowp cast: 1 memory, 1 launch'
+    >>> s.letters(), s.short()
+    ('gemm C1  cast M1 L1', 'compute / memory+launch')
+    """
+
+    entries: tuple[tuple[TermId, str], ...]
+
+    @classmethod
+    def of(cls, regimes: Mapping[TermId | str, str]) -> "RegimeSummary":
+        """From ``{term id or name: regime}`` (names are parsed here, once)."""
+        return cls(tuple((k if isinstance(k, TermId) else TermId.parse(k), r)
+                         for k, r in regimes.items()))
+
+    def counts(self, side: str, kind: str) -> Counter:
+        """``{regime: terms}`` of one (side, kind) group, in order of appearance."""
+        return Counter(r for t, r in self.entries if (t.side, t.kind) == (side, kind))
+
+    def _groups(self, sides: Sequence[str] = ("baseline", "lowp"),
+                kinds: Sequence[str] = _KIND_ORDER):
+        for side in sides:
+            for kind in kinds:
+                counts = self.counts(side, kind)
+                if counts:
+                    yield side, kind, counts
+
+    def text(self) -> str:
+        """``baseline gemm: 3 compute; lowp cast: 5 memory, 5 launch``."""
+        return "; ".join(f"{side} {kind}: " + ", ".join(f"{c} {r}" for r, c in counts.items())
+                         for side, kind, counts in self._groups())
+
+    def words(self, side_label: Callable[[str], str]) -> str:
+        """``bf16 GEMMs: compute; fp8 GEMMs: compute; casts: 5 launch, 5 memory``;
+        ``side_label(side)`` names a side's GEMMs."""
+        parts = []
+        for side, kind, counts in self._groups():
+            text = (next(iter(counts)) if len(counts) == 1 else
+                    ", ".join(f"{c} {r}" for r, c in sorted(counts.items())))
+            what = {"gemm": f"{side_label(side)} GEMMs", "cast": "casts",
+                    "activation": "bf16 activation"}[kind]
+            parts.append(f"{what}: {text}")
+        return "; ".join(parts)
+
+    def letters(self) -> str:
+        """The low-precision side, compactly: ``gemm C3  cast M5 L5``."""
+        return "  ".join(f"{kind} " + " ".join(
+            f"{REGIME_LETTERS[r]}{c}" for r, c in sorted(counts.items(),
+                                                         key=lambda rc: REGIMES.index(rc[0])))
+            for _, kind, counts in self._groups(("lowp",), ("gemm", "cast")))
+
+    def short(self, varying: Callable[[TermId], bool] = lambda t: True) -> str:
+        """``compute / memory+launch``: the regimes of the GEMMs / of the
+        low-precision kernels; only those of ``varying`` terms where a group has any."""
+        def union(entries):
+            pick = [r for t, r in entries if varying(t)] or [r for _, r in entries]
+            got = sorted(set(pick), key=REGIMES.index)
+            return "+".join(got) if got else "-"
+
+        gemms = [(t, r) for t, r in self.entries if t.kind == "gemm"]
+        kernels = [(t, r) for t, r in self.entries if t.side == "lowp" and t.kind != "gemm"]
+        return f"{union(gemms)} / {union(kernels)}"

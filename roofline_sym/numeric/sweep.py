@@ -31,7 +31,7 @@ from ..model.term import REGIMES
 __all__ = ["sweep", "SweepResult", "Table", "model_grid"]
 
 _MODEL_COLUMNS = ("gpu", "recipe", "mode", "fuse", "preset")
-# kernel groups that get a regime label: (column, side, kind)
+# kernel groups that get a regime label: (column, side, group)
 _GROUPS = (
     ("baseline_gemm_regime", "baseline", "gemm"),
     ("lowp_gemm_regime", "lowp", "gemm"),
@@ -317,22 +317,22 @@ def _regimes(model: Linear, m: np.ndarray, k: np.ndarray,
     compute-bound GEMM outweighs two launch-bound small ones.
     """
     terms = model.evaluate_terms(m, k, n)
-    per_group = {(side, kind): np.zeros((len(REGIMES),) + m.shape)
-                 for _, side, kind in _GROUPS}
+    per_group = {(side, group): np.zeros((len(REGIMES),) + m.shape)
+                 for _, side, group in _GROUPS}
     present = set()
     for t in model.terms:
-        acc = per_group.get((t.side, t.kind))
+        acc = per_group.get((t.side, t.group))
         if acc is None:
             continue  # e.g. the bf16 activation of fused inference: not labelled
-        present.add((t.side, t.kind))
+        present.add((t.side, t.group))
         time, labels = terms[t.name]
         for i, r in enumerate(REGIMES):
             acc[i] += np.where(labels == r, time, 0.0)
     names = np.array(REGIMES, dtype=object)
     # a group without kernels (none in the shipped recipes) is labelled "none"
-    return {col: names[np.argmax(per_group[(side, kind)], axis=0)]
-            if (side, kind) in present else np.full(m.shape, "none", dtype=object)
-            for col, side, kind in _GROUPS}
+    return {col: names[np.argmax(per_group[(side, group)], axis=0)]
+            if (side, group) in present else np.full(m.shape, "none", dtype=object)
+            for col, side, group in _GROUPS}
 
 
 def _evaluate(model: Linear, s: ShapeSet, be, progress, done: int,

@@ -35,6 +35,7 @@ from sympy.core.sorting import default_sort_key
 from sympy.printing.latex import LatexPrinter
 
 from .. import symbols as S
+from ..model.term import RegimeSummary
 
 __all__ = [
     "term_name",
@@ -287,12 +288,11 @@ def term_name(model, name: str) -> str:
 
 
 def _term_tex(model, term) -> str:
-    parts = term.name.split(".")
-    side, kind, rest = parts[0], parts[1], parts[2:]
-    detail = _rm(",".join(rest))
-    if kind == "gemm":
-        return rf"t^{{{_rm(_side_label(model, side))}}}_{{{detail}}}"
-    return rf"t^{{{_rm(kind)}}}_{{{detail}}}"
+    id = term.id
+    detail = _rm(",".join(id.detail))
+    if id.kind == "gemm":
+        return rf"t^{{{_rm(_side_label(model, id.side))}}}_{{{detail}}}"
+    return rf"t^{{{_rm(id.kind)}}}_{{{detail}}}"
 
 
 def _sum_lines(lhs: str, parts: Sequence[str], per_line: int = 3) -> list[str]:
@@ -328,7 +328,7 @@ def breakdown(model) -> str:
             if term.side != side:
                 continue
             tex = _term_tex(model, term)
-            (gemms if term.kind == "gemm" else others).append(tex)
+            (gemms if term.group == "gemm" else others).append(tex)
             lines.append(rf"{tex} &= {latex(term.expr)}")
         lines += _sum_lines(nm[f"{side}_gemm_time"], gemms)
         lines += _sum_lines(nm[f"{side}_overhead_time"], others)
@@ -372,20 +372,7 @@ def _classify(be) -> list[tuple[float, float, str]]:
 
 def _regime_words(be, reg: Mapping[str, str]) -> str:
     """``bf16 GEMMs compute; fp8 GEMMs compute; casts 5 memory, 5 launch``."""
-    model = be.model
-    parts = []
-    for side in ("baseline", "lowp"):
-        for kind in ("gemm", "cast", "activation"):
-            got = [reg[n] for n in reg if n.startswith(f"{side}.{kind}.")]
-            if not got:
-                continue
-            counts = Counter(got)
-            text = (next(iter(counts)) if len(counts) == 1 else
-                    ", ".join(f"{c} {r}" for r, c in sorted(counts.items())))
-            what = {"gemm": f"{_side_label(model, side)} GEMMs", "cast": "casts",
-                    "activation": "bf16 activation"}[kind]
-            parts.append(f"{what}: {text}")
-    return "; ".join(parts)
+    return RegimeSummary.of(reg).words(lambda side: _side_label(be.model, side))
 
 
 def _shape_groups(be) -> dict[sympy.Expr, list[sympy.Symbol]]:
@@ -584,17 +571,8 @@ def _faster_text(be, fmt: str) -> str:
 
 def _short_regime(be, value: float) -> str:
     """``compute / memory+launch``: regimes of the GEMMs / of the casts at a point."""
-    reg = be.regime_at(value)
-    varying = {t.name for t in be.model.terms if len(t.pieces) > 1}
-
-    def union(names):
-        pick = [n for n in names if n in varying] or list(names)
-        got = sorted({reg[n] for n in pick}, key=["compute", "memory", "launch"].index)
-        return "+".join(got) if got else "-"
-
-    gemms = [n for n in reg if ".gemm." in n]
-    casts = [n for n in reg if n.startswith("lowp.") and ".gemm." not in n]
-    return f"{union(gemms)} / {union(casts)}"
+    varying = {t.id for t in be.model.terms if len(t.pieces) > 1}
+    return RegimeSummary.of(be.regime_at(value)).short(lambda id: id in varying)
 
 
 def _fixed_text(be, fmt: str) -> str:

@@ -413,38 +413,29 @@ def _kernel_points(mb, shape: tuple[float, float, float]) -> list[dict]:
     import sympy
 
     from .. import symbols as S
-    from ..model.formats import element
     from ..model.gemm import Gemm
     from ..model.recipes import gemm_dims, role_dims
 
     values = dict(zip(S.SHAPE_SYMBOLS, (sympy.Float(v) for v in shape)))
-    h = mb.hardware
-    rate = float(h.mem_bw) * float(h.mem_efficiency if h.mem_efficiency is not None else 1)
     times = mb.evaluate_terms(*shape)
-    dims, roles = gemm_dims(mb.mode), role_dims(mb.mode)
     out = []
     for term in mb.terms:
-        side, kind, *rest = term.name.split(".")
-        pieces = dict(term.pieces)
+        id, work = term.id, term.work
         seconds = float(np.asarray(times[term.name][0]))
-        if kind == "gemm":
-            gemm = rest[0]
-            m, k, n = (float(d.xreplace(values)) for d in dims[gemm])
-            fmt = "bf16" if side == "baseline" else mb.recipe.gemm_format(gemm)
-            dtype = element(fmt).compute
-            flops = 2 * m * k * n
-            if "memory" in pieces:
-                nbytes = float(pieces["memory"].xreplace(values)) * rate
-            else:  # compute-only GEMM model: operands and output, no scales
-                nbytes = float(Gemm(gemm, m, k, n, fmt).bytes)
-            out.append(dict(name=term.name, kind="gemm", gemm=gemm, dtype=dtype,
-                            ops=flops, bytes=nbytes, seconds=seconds))
+        nbytes = float(work.bytes.xreplace(values))
+        if id.kind == "gemm":
+            if "memory" not in dict(term.pieces):
+                # compute-only GEMM model: operands and output, no scales
+                fmt = "bf16" if id.side == "baseline" else mb.recipe.gemm_format(id.role)
+                m, k, n = (d.xreplace(values) for d in gemm_dims(mb.mode)[id.role])
+                nbytes = float(Gemm(id.role, m, k, n, fmt).bytes)
+            out.append(dict(name=term.name, kind="gemm", gemm=id.role, dtype=work.dtype,
+                            ops=float(work.flops.xreplace(values)), bytes=nbytes,
+                            seconds=seconds))
         else:
-            role = rest[0]
-            nbytes = float(pieces["memory"].xreplace(values)) * rate if "memory" in pieces else 0.0
-            d0, d1 = roles.get(role, (S.M, S.K))
+            d0, d1 = role_dims(mb.mode).get(id.role, (S.M, S.K))
             ops = float((d0 * d1).xreplace(values))  # one op per element
-            out.append(dict(name=term.name, kind=kind, gemm=None, dtype=None,
+            out.append(dict(name=term.name, kind=id.kind, gemm=None, dtype=None,
                             ops=ops, bytes=nbytes, seconds=seconds))
     return out
 
@@ -591,9 +582,9 @@ def regime_map(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768),
 
         fig, ax = new_axes(width, height, ax)
         terms = mb.evaluate_terms(mm, cells.kk, cells.kk)
-        varying = {t.name for t in mb.terms if len(t.pieces) > 1 and t.side == side}
-        gemm = _state([terms[n][1] for n in varying if ".gemm." in n])
-        cast = _state([terms[n][1] for n in varying if ".gemm." not in n])
+        varying = [t for t in mb.terms if len(t.pieces) > 1 and t.side == side]
+        gemm = _state([terms[t.name][1] for t in varying if t.group == "gemm"])
+        cast = _state([terms[t.name][1] for t in varying if t.group != "gemm"])
         gemm = np.broadcast_to(gemm, mm.shape)
         cast = np.broadcast_to(cast, mm.shape)
 

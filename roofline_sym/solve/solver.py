@@ -36,7 +36,7 @@ import sympy
 
 from .. import symbols as S
 from ..model.linear import Linear
-from ..model.term import REGIMES
+from ..model.term import REGIMES, RegimeSummary, TermId
 from ..validate import SHAPE_MAX
 
 __all__ = ["breakeven", "BreakEven"]
@@ -384,18 +384,9 @@ class BreakEven:
         return result
 
     # -- display ---------------------------------------------------------------
-    def _summary(self, reg: dict[str, str]) -> str:
-        parts = []
-        for side in ("baseline", "lowp"):
-            for kind in ("gemm", "cast", "activation"):
-                names = [n for n in reg if n.startswith(f"{side}.{kind}.")]
-                if names:
-                    counts = {}
-                    for n in names:
-                        counts[reg[n]] = counts.get(reg[n], 0) + 1
-                    text = ", ".join(f"{c} {r}" for r, c in counts.items())
-                    parts.append(f"{side} {kind}: {text}")
-        return "; ".join(parts)
+    @staticmethod
+    def _summary(reg: Mapping[str, str]) -> str:
+        return RegimeSummary.of(reg).text()
 
     def __str__(self) -> str:
         v = self.variable
@@ -560,43 +551,54 @@ def _solve_numeric(model, var, substitution, pieces, aligned) -> BreakEven:
                      [tuple(s) for s in ties], regimes)
 
 
-def _check_regime(regime: Mapping[str, str], terms) -> None:
-    """Every requested key names some terms, and some of them have the regime."""
-    for key, want in regime.items():
+def _regime_request(regime: Any) -> dict[tuple[str, ...], str]:
+    """The user's ``{term name or dotted prefix: regime}``, keys split into parts
+    and checked."""
+    if regime is not None and not isinstance(regime, Mapping):
+        raise ValueError("regime must be a mapping such as {'lowp.cast': 'memory', "
+                         "'gemm': 'compute'} (keys: term names or dotted prefixes)")
+    out = {}
+    for key, want in (regime or {}).items():
         if want not in REGIMES:
             raise ValueError(f"regime {key!r}: {want!r} is not one of {', '.join(REGIMES)}")
-        hit = [t for t in terms if _requested(t.name, {key: want}) or
-               _requested(t.name.split(".", 1)[1], {key: want})]
+        out[tuple(str(key).split("."))] = want
+    return out
+
+
+def _check_regime(request: Mapping[tuple[str, ...], str], terms) -> None:
+    """Every requested key names some terms, and some of them have the regime."""
+    for key, want in request.items():
+        hit = [t for t in terms if _requested(t.id, {key: want})]
         if not hit:
-            raise ValueError(f"regime key {key!r} matches no term; terms: "
+            raise ValueError(f"regime key {'.'.join(key)!r} matches no term; terms: "
                              f"{', '.join(t.name for t in terms)}")
         if not any(want in dict(t.pieces) for t in hit):
-            raise ValueError(f"regime {key!r}: no matching term can be {want}-bound")
+            raise ValueError(f"regime {'.'.join(key)!r}: no matching term can be {want}-bound")
 
 
 def _default_regime(term, pieces) -> str:
     regimes = [r for r, _ in pieces]
-    if term.kind == "gemm":
+    if term.group == "gemm":
         return "compute" if "compute" in regimes else regimes[0]
     return "memory" if "memory" in regimes else "launch"
 
 
-def _requested(name: str, regime: Mapping[str, str] | None) -> str | None:
-    """The user's regime for a term: the longest matching dotted prefix."""
-    if not regime:
-        return None
-    keys = [k for k in regime if name == k or name.startswith(k + ".")]
-    return regime[max(keys, key=len)] if keys else None
+def _requested(id: TermId, request: Mapping[tuple[str, ...], str]) -> str | None:
+    """The user's regime for a term: the longest key that is a prefix of its
+    parts, or else of its parts after the side (``gemm`` names every GEMM)."""
+    for parts in (id.parts, id.parts[1:]):
+        keys = [k for k in request if parts[:len(k)] == k]
+        if keys:
+            return request[max(keys, key=len)]
+    return None
 
 
 def _solve_symbolic(model, var, substitution, pieces, aligned, regime) -> BreakEven:
-    if regime is not None and not isinstance(regime, Mapping):
-        raise ValueError("regime must be a mapping such as {'lowp.cast': 'memory', "
-                         "'gemm': 'compute'} (keys: term names or dotted prefixes)")
-    _check_regime(regime or {}, [t for t, _ in pieces])
+    request = _regime_request(regime)
+    _check_regime(request, [t for t, _ in pieces])
     choice, chosen_expr, conditions = {}, {}, []
     for term, ps in pieces:
-        want = _requested(term.name, regime) or _requested(term.name.split(".", 1)[1], regime)
+        want = _requested(term.id, request)
         regimes = dict(ps)
         pick = want if want in regimes else _default_regime(term, ps)
         choice[term.name] = pick
