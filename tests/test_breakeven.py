@@ -308,9 +308,9 @@ def test_needs_a_model():
 
 
 def test_fractions_are_exact_helpers():
-    from roofline_sym.solve.solver import _roots_in
+    from roofline_sym.solve.polynomials import roots_in
 
-    (p,) = _roots_in((Fraction(-3), Fraction(2)), 0.0, 10.0)
+    (p,) = roots_in((Fraction(-3), Fraction(2)), 0.0, 10.0)
     assert p.exact == Fraction(3, 2)
 
 
@@ -417,3 +417,22 @@ def test_regime_solve_of_a_numeric_model_keeps_numeric_conditions():
     direct = rs.breakeven(model, solve_for="M", K=8192, N=8192)
     special = sym.subs({})
     assert special.method.startswith("closed form") and special.roots == direct.roots
+
+
+def test_numeric_and_symbolic_results_are_two_kinds_of_breakeven():
+    from roofline_sym.solve import NumericBreakEven, SymbolicBreakEven
+
+    model = rs.linear("tensorwise", fuse=True, preset="torchao")
+    numeric = rs.breakeven(model.on("NVIDIA H100"), solve_for="M", K=8192, N=8192)
+    symbolic = rs.breakeven(model, solve_for="M")
+    assert isinstance(numeric, NumericBreakEven) and isinstance(symbolic, SymbolicBreakEven)
+    assert isinstance(numeric, rs.BreakEven) and isinstance(symbolic, rs.BreakEven)
+    assert (numeric.symbolic, symbolic.symbolic) == (False, True)
+    # each kind carries only its own answer
+    assert not hasattr(numeric, "closed_form") and not hasattr(symbolic, "inverted")
+    with pytest.raises(ValueError, match="specialise it"):
+        symbolic.regime_at(1000)
+    # the conditions are structured; their labels read as before
+    cond = symbolic.regime_conditions[0]
+    assert symbolic.conditions[0] == (f"{cond.term}: {cond.chosen} >= {cond.other}",
+                                      cond.relation)

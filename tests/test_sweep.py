@@ -107,7 +107,7 @@ def test_regime_extremes():
 
 def test_breakeven_once_per_model(monkeypatch):
     # patch the function where the sweep looks it up
-    module = importlib.import_module("roofline_sym.solve.solver")
+    module = importlib.import_module("roofline_sym.numeric.sweep")
     calls = []
     real = module.breakeven
 

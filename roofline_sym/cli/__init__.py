@@ -17,12 +17,18 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..solve.solver import BreakEven, breakeven
-from ..devices.catalog import DATASETS, Dataset, Hardware, HardwareError, dataset, load_hardware
+from ..devices import DATASETS, Dataset, Hardware, HardwareError, dataset, load_hardware
+from ..harness import fidelity
+from ..harness.measure import measure
 from ..model.linear import OUTPUTS, Linear, linear
 from ..model.presets import PRESETS, options
-from ..model.recipes import MODES, list_recipes
+from ..model.recipes import MODES, list_recipes, recipe
 from ..model.term import RegimeSummary
+from ..numeric.shapes import ShapeSet, shape_set
+from ..numeric.sweep import model_grid, sweep
+from ..output import latex, names, term_name
+from ..output.plot import plot_cli
+from ..solve import BreakEven, breakeven
 from ..validate import SHAPE_MAX, parse_number
 
 __all__ = ["main"]
@@ -133,8 +139,6 @@ def _recipes(args: argparse.Namespace) -> list[str]:
 def _models(args: argparse.Namespace) -> list[Linear]:
     """Bound models for every requested recipe x GPU; pairs the GPU cannot run
     (a dtype, block scaling or number it lacks) are skipped with one note."""
-    from ..numeric.sweep import model_grid
-
     recipes, gpus = _recipes(args), _gpus(args)
     if len(recipes) * len(gpus) == 1:  # one pair: its problem is the error
         return [linear(recipes[0], mode=args.mode, fuse=args.fuse,
@@ -233,8 +237,6 @@ def cmd_hardware(args: argparse.Namespace) -> int:
 
 
 def cmd_recipes(args: argparse.Namespace) -> int:
-    from ..model.recipes import recipe
-
     table = options(args.preset).recipe_table
     for name in list_recipes(args.mode, table):
         desc = recipe(name, args.mode, table).description
@@ -243,12 +245,8 @@ def cmd_recipes(args: argparse.Namespace) -> int:
 
 
 def cmd_formula(args: argparse.Namespace) -> int:
-    from ..output.blocks import latex
-
     if args.breakeven and args.term:
         raise UserError("give either --breakeven or --term, not both")
-    from ..output.blocks import names, term_name
-
     if len(args.recipe or []) > 1 or len(args.gpu or []) > 1:
         raise UserError("formula shows one model: give at most one --recipe and one --gpu")
     name = (args.recipe or ["tensorwise"])[0]
@@ -284,8 +282,6 @@ def cmd_formula(args: argparse.Namespace) -> int:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    from ..output.plot import plot_cli
-
     if args.shape and args.kind != "roofline":
         raise UserError(f"--shape places a shape on the roofline; plot {args.kind} takes none")
     if args.kind != "curves" and (len(_recipes(args)) != 1 or len(args.gpu or ["x"]) != 1):
@@ -379,9 +375,6 @@ def cmd_breakeven(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ..numeric.shapes import ShapeSet, shape_set
-    from ..numeric.sweep import sweep
-
     if args.shapes is None:
         raise UserError("--shapes is required: a shape-set name (see `roofline-sym sweep "
                         "--list`) or a CSV/JSON file of M,K,N rows")
@@ -420,22 +413,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
-    from ..harness.measure import measure
-
     path = measure(args.out, args.grid, dynamic=not args.static)
     print(f"wrote {path}")
     return 0
 
 
 def cmd_fidelity(args: argparse.Namespace) -> int:
-    from ..harness.fidelity import cli
-
     hw = _dataset(args).get(args.gpu[0]) if args.gpu else (
         next(iter(_dataset(args))) if args.hardware_file else None)
     calibrated: Any = args.calibrated or not args.no_calibrate
-    print(cli(args.file, hardware=hw, calibrated=calibrated,
-              size_dependent=args.size_dependent, write_hardware=args.write_hardware,
-              plot=args.plot, regimes=not args.no_regimes))
+    print(fidelity.cli(args.file, hardware=hw, calibrated=calibrated,
+                       size_dependent=args.size_dependent, write_hardware=args.write_hardware,
+                       plot=args.plot, regimes=not args.no_regimes))
     return 0
 
 

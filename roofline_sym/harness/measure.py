@@ -33,6 +33,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from ..devices import hardware as lookup_hardware
+from ..numeric.shapes import shape_set
 # the public names of components, measurements and measure_cuda are re-exported here
 from .components import (CAST_IMPLS, CAST_RECIPES, COMPONENTS, FAST_ACCUM, GEMM_KINDS,
                          GEMM_NAMES, MICRO, Case, _check_component, costs, model_term,
@@ -41,7 +43,6 @@ from .measure_cuda import (CudaEventTimer, MeasureError, TorchOps, _clock_reader
                            torch_env)
 from .measurements import (COLUMNS, HEADER_LINE, REQUIRED_COLUMNS, SCHEMA, CsvWriter,
                            Measurements, parse_csv, read_csv, write_csv)
-from ..numeric.shapes import shape_set
 
 __all__ = [
     "SCHEMA",
@@ -236,9 +237,7 @@ def estimate_seconds(cases: Iterable[Case], hardware: Any = "h100-sxm",
     >>> round(estimate_seconds(grid("default")) / 60, 1)
     2.1
     """
-    from ..devices.catalog import hardware as lookup
-
-    hw = lookup(hardware)
+    hw = lookup_hardware(hardware)
     values = {str(k): float(v) for k, v in hw.parameters.items()}
     ops: dict[tuple, Case] = {}
     for case in cases:

@@ -14,13 +14,16 @@ arrays of shapes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import sympy
 
+from .. import renderers
 from .. import symbols as S
+from .formats import element, scaling
 from .gemm import Gemm
 from ..devices.catalog import Hardware, hardware
 from .presets import Options, options
@@ -28,7 +31,7 @@ from .recipes import FUSABLE_ROLES, Kernel, Recipe, gemm_dims, recipe as get_rec
 from .term import Term, TermId, Work
 from ..validate import SHAPE_MAX, positive_array
 
-__all__ = ["Linear", "linear", "OUTPUTS"]
+__all__ = ["Linear", "linear", "OUTPUTS", "BreakdownPieces"]
 
 OUTPUTS = (
     "baseline_gemm_time",
@@ -40,6 +43,17 @@ OUTPUTS = (
     "speedup",
 )
 
+@dataclass(frozen=True)
+class BreakdownPieces:
+    """What a model's LaTeX shows: every term's expression, by side in model
+    order, and the named totals (``OUTPUTS``); the output layer writes it."""
+
+    recipe: str
+    lowp_label: str
+    terms: tuple[tuple[TermId, sympy.Expr], ...]
+    totals: tuple[tuple[str, sympy.Expr], ...]
+
+
 # With fusion modeling, inference compares Act -> Linear: bf16 runs the
 # activation as its own kernel (read + write the bf16 input), while the
 # low-precision cast absorbs it.  Training counts no such term.
@@ -47,8 +61,6 @@ _BF16_ACTIVATION = Kernel("activation", ("bf16",), ("bf16",))
 
 
 def _gemm_scale_bytes(r: Recipe, gemm: str, m, k, n, opts: Options) -> sympy.Expr:
-    from .formats import element, scaling
-
     a, b = r.scalings(gemm)
     if opts.gemm_scales == "format":
         return sum((scaling(s).scale_bytes(dim, k) for s, dim in ((a, m), (b, n)) if s),
@@ -159,6 +171,13 @@ class Linear:
     def dtypes(self) -> set[str]:
         """Every GEMM peak the model uses (bf16 and the recipe's)."""
         return {"bf16"} | self.recipe.dtypes
+
+    @property
+    def lowp_label(self) -> str:
+        """The dtype the low-precision side is named by (``fp8``, ``fp4``;
+        ``lowp`` for a recipe mixing several)."""
+        dtypes = sorted(self.recipe.dtypes - {"bf16"})
+        return dtypes[0] if len(dtypes) == 1 else "lowp"
 
     # -- binding and evaluation ---------------------------------------------
     def on(self, hw: Hardware | str) -> "Linear":
@@ -311,10 +330,13 @@ class Linear:
 
     # -- display ---------------------------------------------------------------
     def latex(self) -> str:
-        """The breakdown as an ``aligned`` block for display math (``render.breakdown``)."""
-        from ..output.blocks import breakdown
+        """The breakdown as an ``aligned`` block for display math (``output.breakdown``)."""
+        return renderers.render(self._latex_pieces_())
 
-        return breakdown(self)
+    def _latex_pieces_(self) -> "BreakdownPieces":
+        return BreakdownPieces(self.recipe.name, self.lowp_label,
+                               tuple((t.id, t.expr) for t in self.terms),
+                               tuple(self.expressions.items()))
 
     def _repr_latex_(self) -> str:
         return f"$\\displaystyle {self.latex()}$"

@@ -24,9 +24,13 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..model.linear import OUTPUTS, Linear
-from .shapes import ShapeSet, shape_set
+from ..devices import MissingHardwareValueError, hardware as get_hardware, list_hardware
+from ..model.linear import OUTPUTS, Linear, linear
+from ..model.presets import options as get_options
+from ..model.recipes import list_recipes
 from ..model.term import REGIMES
+from ..solve import breakeven
+from .shapes import ShapeSet, shape_set
 
 __all__ = ["sweep", "SweepResult", "Table", "model_grid"]
 
@@ -254,11 +258,6 @@ def model_grid(recipes: str | Sequence[str] | None = None,
     >>> [m.hardware.name for m in model_grid("mxfp4_cutlass", ["h100", "b200"])]
     ['B200 (HGX)']
     """
-    from ..devices.catalog import MissingHardwareValueError, hardware as get_hardware, list_hardware
-    from ..model.linear import linear
-    from ..model.presets import options as get_options
-    from ..model.recipes import list_recipes
-
     opts = get_options(preset, **options)
     recipes = list_recipes(mode, opts.recipe_table) if recipes is None else (
         [recipes] if isinstance(recipes, str) else list(recipes))
@@ -301,8 +300,6 @@ def _shape_sets(shapes: Any) -> list[ShapeSet]:
 
 def _cube_context(model: Linear) -> tuple[float, Any]:
     """The model's cube break-even: (smallest root or NaN, the BreakEven)."""
-    from ..solve.solver import breakeven
-
     be = breakeven(model, along="cube")
     roots = be.root_values
     return (float(roots[0]) if len(roots) else math.nan), be

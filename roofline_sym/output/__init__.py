@@ -1,21 +1,20 @@
 """LaTeX for papers (expressions, breakdowns, break-evens, tables) and plots.
 
+``printer`` writes expressions; ``blocks`` writes a model's breakdown and a
+break-even result from the pieces they offer (and registers itself as their
+writer, so ``model.latex()`` works); ``tables`` writes recipe x GPU tables;
+``plot`` draws figures (matplotlib, imported when drawing).  Everything
+LaTeX compiles with pdflatex and amsmath (tables: booktabs).
+
 >>> from roofline_sym.output import latex
 >>> import roofline_sym as rs
 >>> latex(2 * rs.M)
 '2 M'
 """
 
-from .blocks import (
-    Row,
-    breakdown,
-    breakeven_latex,
-    breakeven_rows,
-    breakeven_table,
-    latex,
-    names,
-    term_name,
-)
+from .blocks import breakdown, breakeven_latex, term_name
+from .printer import latex, names
+from .tables import Row, breakeven_rows, breakeven_table
 
 __all__ = ["latex", "breakdown", "breakeven_latex", "breakeven_table", "breakeven_rows",
            "Row", "names", "term_name"]

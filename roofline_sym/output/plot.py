@@ -28,8 +28,14 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+import sympy
 
+from .. import symbols as S
+from ..model.gemm import Gemm
+from ..model.linear import Linear
+from ..model.recipes import gemm_dims, role_dims
 from ..model.term import REGIME_LETTERS, REGIMES
+from ..solve import breakeven as solve_breakeven
 
 __all__ = [
     "speedup_heatmap",
@@ -120,8 +126,6 @@ def output_format(path) -> str:
 
 
 def _bound(model, hw=None):
-    from ..model.linear import Linear
-
     if not isinstance(model, Linear):
         raise ValueError(f"expected a model from rs.linear(), got {type(model).__name__}")
     if hw is not None:
@@ -214,14 +218,12 @@ def breakeven_curve(model, ks: Sequence[float], *, n_ratio: float = 1.0, hw=None
     array([[1208.1],
            [ 844.7]])
     """
-    from ..solve.solver import breakeven
-
     mb = _bound(model, hw)
     columns = []
     for k in ks:
         k = float(k)
         n = k * n_ratio
-        be = breakeven(mb, solve_for="M", K=_clean(k), N=_clean(n))
+        be = solve_breakeven(mb, solve_for="M", K=_clean(k), N=_clean(n))
         columns.append([float(v) for v in be.root_values])
     width = max((len(c) for c in columns), default=0)
     out = np.full((len(columns), max(width, 1)), np.nan)
@@ -253,12 +255,7 @@ def _draw_breakeven(ax, mb, k_lo: float, k_hi: float, points: int, *, n_ratio: f
 def _closed_form_curve(mb, ks: np.ndarray, regime: Mapping[str, str] | None = None,
                        n_ratio: float = 1.0) -> np.ndarray:
     """M*(K) from the symbolic closed form in one regime; NaN where it does not hold."""
-    import sympy
-
-    from .. import symbols as S
-    from ..solve.solver import breakeven
-
-    be = breakeven(mb, solve_for="M", regime=regime or {})
+    be = solve_breakeven(mb, solve_for="M", regime=regime or {})
     k = sympy.Dummy("k", positive=True)
     sub = {S.K: k, S.N: sympy.nsimplify(n_ratio) * k}
     f = sympy.lambdify([k], be.closed_form.xreplace(sub), modules="numpy")
@@ -335,8 +332,6 @@ def _describe(mb) -> str:
 
 # -- break-even curves --------------------------------------------------------------
 def _labelled(models) -> list[tuple[str, Any]]:
-    from ..model.linear import Linear
-
     if isinstance(models, Linear):
         models = [models]
     if isinstance(models, Mapping):
@@ -410,12 +405,6 @@ def breakeven_curves(models, *, hw=None, k_range=(256, 65536), points: int = 48,
 # -- roofline ---------------------------------------------------------------------------
 def _kernel_points(mb, shape: tuple[float, float, float]) -> list[dict]:
     """Each GEMM and cast of a bound model at a shape: FLOPs (or ops), bytes, seconds."""
-    import sympy
-
-    from .. import symbols as S
-    from ..model.gemm import Gemm
-    from ..model.recipes import gemm_dims, role_dims
-
     values = dict(zip(S.SHAPE_SYMBOLS, (sympy.Float(v) for v in shape)))
     times = mb.evaluate_terms(*shape)
     out = []
@@ -649,8 +638,6 @@ def plot_cli(kind: str, models, out_path, **opts) -> Path:
     ``ValueError`` with one line of text (``ModuleNotFoundError`` when
     matplotlib is missing).  Returns the path written.
     """
-    from ..model.linear import Linear
-
     funcs = {"heatmap": speedup_heatmap, "curves": breakeven_curves, "roofline": roofline,
              "regimes": regime_map}
     if kind not in funcs:

@@ -1,0 +1,257 @@
+r"""The expression printer: model expressions as readable LaTeX, exactly.
+
+Hardware symbols print by name (``P_{\mathrm{fp8}}``, ``\mathrm{BW}``,
+``\eta_{\mathrm{mem}}``, ``t_{\mathrm{launch}}``), numbers stay exact
+(``\frac{1}{5 \cdot 10^{5}}``, never a 16-digit float), GEMM terms come
+before cast terms; ``model=`` names the model's sub-expressions
+(``T^{\mathrm{gemm}}_{\mathrm{bf16}}``).  An object with LaTeX pieces (a
+model, a break-even result) is written by the writer registered for them.
+
+>>> import roofline_sym as rs
+>>> from roofline_sym import symbols as S
+>>> latex(2 * rs.M * rs.K * rs.N / (S.peak_flops("fp8") * S.gemm_efficiency("fp8")))
+'\\frac{2 K M N}{P_{\\mathrm{fp8}} \\eta_{\\mathrm{fp8}}}'
+>>> latex(sympy.Rational(1, 500000))
+'\\frac{1}{5 \\cdot 10^{5}}'
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any, Iterable, Mapping, Sequence
+
+import sympy
+from sympy.core.sorting import default_sort_key
+from sympy.printing.latex import LatexPrinter
+
+from .. import renderers
+from .. import symbols as S
+
+__all__ = ["latex", "names", "star", "equalities"]
+
+_SHAPES = set(S.SHAPE_SYMBOLS) | {S.x}
+
+
+# -- numbers -----------------------------------------------------------------
+def _int_tex(n: int) -> str:
+    """An integer; long ones with >= 3 trailing zeros as exact ``d.ddd \\cdot 10^{k}``."""
+    sign, digits = ("- " if n < 0 else ""), str(abs(n))
+    stripped = digits.rstrip("0")
+    if len(digits) < 6 or len(digits) - len(stripped) < 3:
+        return f"{sign}{digits}"
+    exp = len(digits) - 1
+    mantissa = stripped[0] + (f".{stripped[1:]}" if len(stripped) > 1 else "")
+    power = f"10^{{{exp}}}"
+    return f"{sign}{power}" if mantissa == "1" else f"{sign}{mantissa} \\cdot {power}"
+
+
+def _float_tex(value: float, digits: int = 6) -> str:
+    """A float at ``digits`` significant digits, powers of ten written out."""
+    if math.isinf(value):
+        return r"\infty" if value > 0 else r"-\infty"
+    text = f"{value:.{digits}g}"
+    if "e" not in text:
+        return text
+    mantissa, exp = text.split("e")
+    power = f"10^{{{int(exp)}}}"
+    return power if mantissa == "1" else f"{mantissa} \\cdot {power}"
+
+
+# -- the printer ---------------------------------------------------------------
+def _shape_degree(expr: sympy.Basic) -> int:
+    """Total degree in the shape symbols of the largest monomial (roughly)."""
+    if expr in _SHAPES:
+        return 1
+    if expr.is_Pow:
+        base, exp = expr.args
+        return _shape_degree(base) * int(exp) if exp.is_Integer else _shape_degree(base)
+    if expr.is_Mul:
+        return sum(_shape_degree(a) for a in expr.args)
+    if not expr.args:
+        return 0
+    return max(_shape_degree(a) for a in expr.args)
+
+
+def _is_gemm_like(expr: sympy.Basic) -> bool:
+    """A GEMM time: has a peak symbol, or a K*M*N monomial once bound."""
+    if any(str(s).startswith("P_") and S.is_hardware_symbol(s) for s in expr.free_symbols):
+        return True
+    return _shape_degree(expr) >= 3
+
+
+class _Printer(LatexPrinter):
+    """SymPy's LaTeX printer with exact readable numbers and model-aware order."""
+
+    def __init__(self, settings=None, rank: Mapping[sympy.Symbol, int] | None = None):
+        super().__init__(settings)
+        self._rank = dict(rank or {})
+
+    def _print_Integer(self, expr):
+        return _int_tex(int(expr.p))
+
+    def _print_Rational(self, expr):
+        if expr.q == 1:
+            return _int_tex(int(expr.p))
+        sign = "- " if expr.p < 0 else ""
+        return rf"{sign}\frac{{{_int_tex(abs(int(expr.p)))}}}{{{_int_tex(int(expr.q))}}}"
+
+    def _print_Float(self, expr):
+        return _float_tex(float(expr))
+
+    def _group(self, term: sympy.Basic) -> tuple:
+        named = [self._rank[s] for s in term.free_symbols if s in self._rank]
+        if named:
+            return (0, min(named))
+        if term.is_number:
+            return (3, 0)
+        return (1, 0) if _is_gemm_like(term) else (2, 0)
+
+    def _as_ordered_terms(self, expr, order=None):
+        terms = super()._as_ordered_terms(expr, order=order)
+        if not expr.is_Add:
+            return terms
+        # stable: SymPy's order within a group; named parts, GEMMs, casts, numbers
+        return sorted(terms, key=self._group)
+
+    def _print_Max(self, expr, exp=None):
+        # compute piece (degree 3 in shapes) first, then memory, then launch
+        args = sorted(expr.args, key=lambda a: (-_shape_degree(a), default_sort_key(a)))
+        tex = r"\max\left(%s\right)" % ", ".join(self._print(a) for a in args)
+        return rf"{tex}^{{{exp}}}" if exp is not None else tex
+
+    def _print_Min(self, expr, exp=None):
+        args = sorted(expr.args, key=lambda a: (-_shape_degree(a), default_sort_key(a)))
+        tex = r"\min\left(%s\right)" % ", ".join(self._print(a) for a in args)
+        return rf"{tex}^{{{exp}}}" if exp is not None else tex
+
+
+# -- named sub-expressions -------------------------------------------------------
+def _tt(text: str) -> str:
+    """Text for ``\\mathrm{}`` / ``\\text{}``: LaTeX specials escaped."""
+    out = []
+    for ch in str(text):
+        if ch in "_&%#$":
+            out.append("\\" + ch)
+        elif ch in "{}":
+            out.append("\\" + ch)
+        elif ch == "~":
+            out.append(r"\textasciitilde{}")
+        elif ch == "^":
+            out.append(r"\textasciicircum{}")
+        elif ch == "\\":
+            out.append(r"\textbackslash{}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _rm(text: str) -> str:
+    return rf"\mathrm{{{_tt(text)}}}"
+
+
+def named_totals(pieces) -> list[tuple[str, sympy.Expr, str]]:
+    """``names`` from a model's ``BreakdownPieces``."""
+    b, lp = _rm("bf16"), _rm(pieces.lowp_label)
+    tex = {
+        "baseline_time": rf"T_{{{b}}}",
+        "lowp_time": rf"T_{{{lp}}}",
+        "baseline_gemm_time": rf"T^{{\mathrm{{gemm}}}}_{{{b}}}",
+        "baseline_overhead_time": rf"T^{{\mathrm{{ovhd}}}}_{{{b}}}",
+        "lowp_gemm_time": rf"T^{{\mathrm{{gemm}}}}_{{{lp}}}",
+        "lowp_overhead_time": rf"T^{{\mathrm{{ovhd}}}}_{{{lp}}}",
+    }
+    totals = dict(pieces.totals)
+    return [(attr, totals[attr], t) for attr, t in tex.items()]
+
+
+def names(model) -> list[tuple[str, sympy.Expr, str]]:
+    r"""The model's named quantities: ``[(attribute, expression, LaTeX name)]``.
+
+    Largest first (totals before their parts), the order ``latex(...,
+    model=)`` tries them in.
+
+    >>> import roofline_sym as rs
+    >>> [tex for _, _, tex in names(rs.linear("tensorwise"))][:2]
+    ['T_{\\mathrm{bf16}}', 'T_{\\mathrm{fp8}}']
+    """
+    return named_totals(model._latex_pieces_())
+
+
+def _name_parts(expr: sympy.Expr, table: Sequence[tuple[sympy.Expr, sympy.Symbol]]):
+    """Replace whole sub-expressions, or sub-sums of an ``Add``, by named symbols.
+
+    The root itself is never replaced (``latex(m.lowp_time, model=m)`` shows
+    its parts, not one letter).
+    """
+    table = [(e, s) for e, s in table if e != 0 and not e.is_number]
+
+    def walk(e, root=False):
+        if not root:
+            for target, sym in table:
+                if e == target:
+                    return sym
+        if e.is_Add or e.is_Mul:
+            # flattened sums and products: match a target's arguments as a sub-multiset
+            rest = Counter(e.args)
+            found = []
+            for target, sym in table:
+                if target.func == e.func and target != e:
+                    need = Counter(target.args)
+                    if all(rest[a] >= c for a, c in need.items()):
+                        rest -= need
+                        found.append(sym)
+            if found:
+                left = [walk(a) for a in rest.elements()]
+                return e.func(*found, *left)
+        if not e.args or e.is_Atom:
+            return e
+        new = [walk(a) for a in e.args]
+        return e.func(*new) if any(n is not a for n, a in zip(new, e.args)) else e
+
+    return walk(expr, root=True)
+
+
+def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None) -> str:
+    r"""Readable LaTeX of a model expression (or of a model / break-even result).
+
+    Hardware symbols print by name (``\mathrm{BW}``), numbers stay exact, GEMM
+    terms come before cast terms.  With ``model=``, the model's totals in
+    ``expr`` print as named symbols (``T^{\mathrm{gemm}}_{\mathrm{bf16}}``).
+    A ``Linear`` renders as its ``breakdown``; a ``BreakEven`` as its
+    ``latex()`` (anything offering ``_latex_pieces_()``, by the writer
+    registered for its pieces).
+
+    >>> import roofline_sym as rs
+    >>> m = rs.linear("tensorwise")
+    >>> latex(m.speedup, model=m)
+    '\\frac{T_{\\mathrm{bf16}}}{T_{\\mathrm{fp8}}}'
+    >>> latex(m.lowp_time, model=m)
+    'T^{\\mathrm{gemm}}_{\\mathrm{fp8}} + T^{\\mathrm{ovhd}}_{\\mathrm{fp8}}'
+    """
+    if hasattr(expr, "_latex_pieces_"):
+        return renderers.render(expr._latex_pieces_())
+    expr = sympy.sympify(expr)
+    symnames = {s: S.latex_name(s) for s in expr.free_symbols if S.is_hardware_symbol(s)}
+    rank: dict[sympy.Symbol, int] = {}
+    if model is not None:
+        placeholders = []
+        for i, (attr, e, tex) in enumerate(names(model)):
+            sym = sympy.Dummy(attr, positive=True)
+            placeholders.append((e, sym))
+            symnames[sym] = tex
+            rank[sym] = i
+        expr = _name_parts(expr, placeholders)
+    symnames.update(symbol_names or {})
+    printer = _Printer({"symbol_names": symnames}, rank)
+    return printer.doprint(expr)
+
+
+def star(v: str) -> str:
+    """``v^{*}``: the break-even value of a variable printed as ``v``."""
+    return f"{v}^{{*}}"
+
+
+def equalities(groups: Iterable[tuple[sympy.Expr, Iterable[sympy.Symbol]]]) -> str:
+    r"""``K = 4096,\ N = 4096`` or ``M = K = N = x``: symbols equal to values."""
+    return r",\ ".join(" = ".join(latex(k) for k in ks) + f" = {latex(v)}" for v, ks in groups)

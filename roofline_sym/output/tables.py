@@ -1,0 +1,240 @@
+r"""Tables of break-even results (recipe x GPU), booktabs LaTeX or Markdown.
+
+``breakeven_rows`` solves every recipe on every GPU; ``breakeven_table``
+writes the rows, in LaTeX (``\usepackage{booktabs}``) or Markdown.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping, NamedTuple
+
+from ..devices.catalog import hardware
+from ..model.linear import linear
+from ..model.term import RegimeSummary
+from ..solve.result import BreakEven
+from ..solve.solver import breakeven
+from .printer import _tt, equalities, latex, star
+
+__all__ = ["Row", "breakeven_table", "breakeven_rows"]
+
+
+class Row(NamedTuple):
+    """One table row: labels and a result (``None``: the recipe cannot run there)."""
+
+    recipe: str
+    gpu: str
+    result: Any
+
+
+def _rows(results: Any) -> list[Row]:
+    if isinstance(results, BreakEven):
+        results = [results]
+    if isinstance(results, Mapping):
+        items = []
+        for key, be in results.items():
+            recipe, gpu = key if isinstance(key, tuple) else (key, None)
+            items.append(Row(str(recipe), gpu, be))
+        results = items
+    rows = []
+    for item in results:
+        if isinstance(item, BreakEven):
+            hw = item.model.hardware
+            rows.append(Row(item.model.recipe.name, hw.name if hw else "", item))
+        elif isinstance(item, (tuple, list)) and len(item) == 3:
+            recipe, gpu, be = item
+            if be is not None and not isinstance(be, BreakEven):
+                raise ValueError(f"row {item!r}: the third item must be a BreakEven or None")
+            if gpu is None and be is not None and be.model.hardware is not None:
+                gpu = be.model.hardware.name
+            rows.append(Row(str(recipe), "" if gpu is None else str(gpu), be))
+        else:
+            raise ValueError("breakeven_table takes BreakEven results, (recipe, gpu, result) "
+                             f"rows or a mapping {{(recipe, gpu): result}}; got {item!r}")
+    for r in rows:
+        if r.result is not None and r.result.symbolic:
+            raise ValueError(f"row {r.recipe}/{r.gpu}: a symbolic result has no numeric "
+                             "root; specialise it first (be.subs({...}) or bind a GPU)")
+    return rows
+
+
+def _num(value: float, fmt: str) -> str:
+    if value == math.inf:
+        return r"$\infty$" if fmt == "latex" else "∞"
+    if 1 <= value < 1e6:
+        text = f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+        return text
+    mantissa, exp = f"{value:.3g}".split("e") if "e" in f"{value:.3g}" else (f"{value:.3g}", "")
+    if not exp:
+        return mantissa
+    if fmt == "latex":
+        return rf"${mantissa} \cdot 10^{{{int(exp)}}}$"
+    return f"{mantissa}e{int(exp)}"
+
+
+def _var_text(be, fmt: str) -> str:
+    return f"${latex(be.variable)}$" if fmt == "latex" else str(be.variable)
+
+
+def _faster_text(be, fmt: str) -> str:
+    v = _var_text(be, fmt)
+    spans = be.faster_intervals()
+    if not spans:
+        return "never"
+    if spans == [(0.0, math.inf)]:
+        return "always"
+    parts = []
+    lt = "$<$" if fmt == "latex" else "<"
+    gt = "$>$" if fmt == "latex" else ">"
+    for lo, hi in spans:
+        if lo == 0:
+            parts.append(f"{v} {lt} {_num(hi, fmt)}")
+        elif hi == math.inf:
+            parts.append(f"{v} {gt} {_num(lo, fmt)}")
+        else:
+            parts.append(f"{_num(lo, fmt)} {lt} {v} {lt} {_num(hi, fmt)}")
+    text = " or ".join(parts)
+    ties = be.tie_intervals()
+    if ties:
+        text += "; equal on " + ", ".join(f"[{_num(a, fmt)}, {_num(b, fmt)}]" for a, b in ties)
+    return text
+
+
+def _short_regime(be, value: float) -> str:
+    """``compute / memory+launch``: regimes of the GEMMs / of the casts at a point."""
+    varying = {t.id for t in be.model.terms if len(t.pieces) > 1}
+    return RegimeSummary.of(be.regime_at(value)).short(lambda id: id in varying)
+
+
+def _fixed_text(be, fmt: str) -> str:
+    """The shape the result was solved at: ``K = 4096, N = 4096`` or ``M = K = N = x``."""
+    groups = be.fixed_shapes()
+    if not groups:
+        return ""
+    if fmt == "latex":
+        return "$" + equalities(groups.items()) + "$"
+    return ", ".join(" = ".join(str(k) for k in ks) + f" = {v}" for v, ks in groups.items())
+
+
+def _escape_md(text: str) -> str:
+    return text.replace("|", r"\|")
+
+
+def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "long") -> str:
+    r"""A table of break-even results (recipe x GPU), booktabs LaTeX or Markdown.
+
+    ``results``: ``BreakEven`` objects (recipe and GPU read off their model),
+    ``(recipe, gpu, result)`` rows (``result`` may be ``None``: "n/a"), or a
+    mapping ``{(recipe, gpu): result}``; ``breakeven_rows`` makes them.
+    ``layout="long"``: one line per result with the break-even point, the
+    regime there (GEMMs / casts), where low precision is faster ("always",
+    "never") and the shape it was solved at.  ``layout="grid"``: recipes down,
+    GPUs across, each cell the break-even point (or "always" / "never").
+    LaTeX needs ``\usepackage{booktabs}``.
+
+    >>> import roofline_sym as rs
+    >>> be = rs.breakeven(rs.linear("tensorwise", preset="torchao").on("NVIDIA H100"),
+    ...                   along="cube")
+    >>> print(breakeven_table([be], fmt="markdown"))
+    | recipe | GPU | x* | regime at x* (GEMMs / casts) | faster | solved at |
+    |:---|:---|---:|:---|:---|:---|
+    | tensorwise | NVIDIA H100 | 2563 | compute / memory | x > 2563 | M = K = N = x |
+    """
+    if fmt not in ("latex", "markdown"):
+        raise ValueError(f"fmt must be 'latex' or 'markdown', not {fmt!r}")
+    if layout not in ("long", "grid"):
+        raise ValueError(f"layout must be 'long' or 'grid', not {layout!r}")
+    rows = _rows(results)
+    if not rows:
+        raise ValueError("no results to tabulate")
+    esc = _tt if fmt == "latex" else _escape_md
+    na = "n/a"
+    solved = [r.result for r in rows if r.result is not None]
+    variables = {be.variable for be in solved}
+    if len(variables) == 1:
+        only = next(iter(solved))
+        var_star = f"${star(latex(only.variable))}$" if fmt == "latex" else f"{only.variable}*"
+    else:
+        var_star = "break-even"
+
+    def root_text(be):
+        vals = [float(v) for v in be.root_values]
+        return ", ".join(_num(v, fmt) for v in vals) if vals else "none"
+
+    if layout == "long":
+        header = ["recipe", "GPU", var_star, f"regime at {var_star} (GEMMs / casts)", "faster",
+                  "solved at"]
+        body = []
+        for r in rows:
+            be = r.result
+            if be is None:
+                body.append([esc(r.recipe), esc(r.gpu), na, na, na, ""])
+                continue
+            regimes = "; ".join(_short_regime(be, float(v)) for v in be.root_values) or "-"
+            body.append([esc(r.recipe), esc(r.gpu), root_text(be), regimes,
+                         _faster_text(be, fmt), _fixed_text(be, fmt)])
+        align = ["l", "l", "r", "l", "l", "l"]
+    else:
+        recipes = list(dict.fromkeys(r.recipe for r in rows))
+        gpus = list(dict.fromkeys(r.gpu for r in rows))
+        cell = {(r.recipe, r.gpu): r.result for r in rows}
+        header = [f"recipe ({var_star})"] + [esc(g) for g in gpus]
+        body = []
+        for rec in recipes:
+            line = [esc(rec)]
+            for g in gpus:
+                if (rec, g) not in cell or cell[(rec, g)] is None:
+                    line.append(na)
+                    continue
+                be = cell[(rec, g)]
+                spans = be.faster_intervals()
+                if len(be.root_values) == 1 and len(spans) == 1 and spans[0][1] == math.inf:
+                    line.append(root_text(be))  # the usual case: faster above the root
+                elif not len(be.root_values):
+                    line.append("always" if spans == [(0.0, math.inf)] else "never")
+                else:
+                    line.append(_faster_text(be, fmt))
+            body.append(line)
+        align = ["l"] + ["r"] * len(gpus)
+
+    if fmt == "markdown":
+        marks = {"l": ":---", "r": "---:"}
+        out = ["| " + " | ".join(header) + " |",
+               "|" + "|".join(marks[a] for a in align) + "|"]
+        out += ["| " + " | ".join(line) + " |" for line in body]
+        return "\n".join(out)
+    out = [rf"\begin{{tabular}}{{{''.join(align)}}}", r"\toprule",
+           " & ".join(header) + r" \\", r"\midrule"]
+    out += [" & ".join(line) + r" \\" for line in body]
+    out += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(out)
+
+
+def breakeven_rows(recipes: Iterable[str], gpus: Iterable[str], *, mode: str = "training",
+                   fuse: bool = False, preset: str = "default", along: Any = "cube",
+                   **solve: Any) -> list[Row]:
+    """Solve every recipe on every GPU: rows for ``breakeven_table``.
+
+    A recipe a GPU cannot run (no fp4 peak, ...) gives a row with ``None``.
+    ``solve``: passed to ``rs.breakeven`` (``solve_for="M", K=..., N=...``
+    replaces the default ``along="cube"``).
+
+    >>> rows = breakeven_rows(["tensorwise"], ["h100-sxm"])
+    >>> rows[0].recipe, rows[0].gpu, round(float(rows[0].result.root_values[0]))
+    ('tensorwise', 'H100 SXM', 2321)
+    """
+    if "solve_for" in solve:
+        along = None
+    gpus = list(gpus)
+    rows = []
+    for name in recipes:
+        model = linear(name, mode=mode, fuse=fuse, preset=preset)
+        for gpu in gpus:
+            hw = hardware(gpu, dataset=model.options.dataset)
+            try:
+                bound = model.on(hw)
+            except ValueError:
+                rows.append(Row(name, hw.name, None))
+                continue
+            rows.append(Row(name, hw.name, breakeven(bound, along=along, **solve)))
+    return rows

@@ -1,0 +1,112 @@
+"""Polynomials with exact coefficients (low -> high), and their real roots.
+
+The break-even difference is one polynomial per interval of the solved
+variable; its coefficients are Fractions, its roots exact where linear and
+polished floats (with the polynomial kept, for an exact form on request)
+otherwise.
+
+>>> (p,) = roots_in((Fraction(-3), Fraction(2)), 0.0, 10.0)
+>>> p.exact, p.value
+(Fraction(3, 2), 1.5)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Sequence
+
+import numpy as np
+import sympy
+
+__all__ = ["INF", "Point", "coefficients", "trim", "combine", "horner", "roots_in", "inside"]
+
+INF = float("inf")
+
+
+def coefficients(expr: sympy.Expr, var: sympy.Symbol) -> tuple[Fraction, ...] | None:
+    """Coefficients of ``expr`` as a polynomial in ``var``, or None if not one."""
+    try:
+        poly = sympy.Poly(expr, var)
+    except sympy.PolynomialError:
+        return None
+    if not poly.domain.is_Numerical or not poly.domain.is_Exact:
+        return None
+    coeffs = [sympy.Rational(c) for c in reversed(poly.all_coeffs())]
+    return tuple(Fraction(int(c.p), int(c.q)) for c in coeffs)
+
+
+def trim(c: Sequence[Fraction]) -> tuple[Fraction, ...]:
+    """Without trailing zero coefficients (the zero polynomial is ``()``)."""
+    c = list(c)
+    while c and c[-1] == 0:
+        c.pop()
+    return tuple(c)
+
+
+def combine(polys: Sequence[Sequence[Fraction]], signs: Sequence[int]) -> tuple[Fraction, ...]:
+    """``sum(sign * poly)``, trimmed."""
+    out = [Fraction(0)] * max((len(p) for p in polys), default=0)
+    for p, s in zip(polys, signs):
+        for i, c in enumerate(p):
+            out[i] += s * c
+    return trim(out)
+
+
+def horner(c: Sequence[float], t: float) -> float:
+    """The polynomial ``c`` at ``t``."""
+    acc = 0.0
+    for a in reversed(c):
+        acc = acc * t + a
+    return acc
+
+
+@dataclass(frozen=True)
+class Point:
+    """A point on the axis: a float, and the polynomial it is an exact root of."""
+
+    value: float
+    poly: tuple[Fraction, ...] = ()
+    exact: Fraction | None = None
+
+    def sympy(self, var: sympy.Symbol) -> sympy.Expr:
+        """The point as an exact SymPy number (the nearest real root of ``poly``)."""
+        if self.exact is not None:
+            return sympy.Rational(self.exact.numerator, self.exact.denominator)
+        if not self.poly:
+            return sympy.Float(self.value)
+        poly = sympy.Poly([sympy.Rational(c.numerator, c.denominator)
+                           for c in reversed(self.poly)], var)
+        roots = poly.real_roots()
+        return min(roots, key=lambda r: abs(float(r) - self.value))
+
+
+def roots_in(c: tuple[Fraction, ...], lo: float, hi: float) -> list[Point]:
+    """Real roots of the polynomial ``c`` in [lo, hi] (exact when linear)."""
+    if len(c) <= 1:
+        return []
+    if len(c) == 2:
+        r = -c[0] / c[1]
+        return [Point(float(r), c, r)] if 0 < r and lo <= r <= hi else []
+    fc = [float(a) for a in c]
+    scale = max(abs(a) for a in fc)
+    found = []
+    for z in np.roots([a / scale for a in reversed(fc)]):
+        if abs(z.imag) > 1e-7 * max(1.0, abs(z.real)) or z.real <= 0:
+            continue
+        t = float(z.real)
+        for _ in range(4):  # polish on the exact coefficients (as floats)
+            d = horner([i * a for i, a in enumerate(fc)][1:], t)
+            if d == 0:
+                break
+            t -= horner(fc, t) / d
+        if lo * (1 - 1e-12) <= t <= hi * (1 + 1e-12) if hi != INF else t >= lo * (1 - 1e-12):
+            found.append(Point(t, c))
+    return found
+
+
+def inside(lo: float, hi: float) -> float:
+    """A point strictly inside ``(lo, hi)`` (``hi`` may be infinite)."""
+    if hi == INF:
+        return 2 * lo + 1
+    return 0.5 * (lo + hi)

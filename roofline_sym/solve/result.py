@@ -1,0 +1,145 @@
+"""What a break-even result is, whichever way it was solved.
+
+``BreakEven`` is the common base of ``NumericBreakEven`` (every value fixed
+but the variable: exact roots, the faster set, regimes per interval) and
+``SymbolicBreakEven`` (a closed form in one regime, with the conditions
+under which that regime holds).  ``BreakEvenPieces`` is what either offers
+the output layer for its LaTeX (``latex()`` asks the assembler the output
+layer registered, so this layer never imports the printer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+import sympy
+
+from .. import renderers
+from .. import symbols as S
+from ..model.linear import Linear
+from ..model.term import RegimeSummary
+from .inputs import fixed_values
+
+__all__ = ["BreakEven", "BreakEvenPieces"]
+
+
+@dataclass(frozen=True)
+class BreakEvenPieces:
+    """The parts of a break-even result's LaTeX, as numbers, expressions and words.
+
+    ``fixed``: the shape values solved at, equal ones together.  Numeric:
+    ``roots`` (value, regime there in words) and ``outcomes``, the positive
+    axis as ``(low, high, "faster" | "slower" | "equal")``.  Symbolic:
+    ``closed_form``, ``slope``, ``regime`` (words) and ``conditions``, one
+    ``(lhs, rhs, what, detail, which)`` per regime condition ``lhs >= rhs``.
+    """
+
+    variable: sympy.Symbol
+    fixed: tuple[tuple[sympy.Expr, tuple[sympy.Symbol, ...]], ...]
+    aligned: bool
+    lowp_label: str
+    symbolic: bool
+    roots: tuple[tuple[float, str], ...] = ()
+    outcomes: tuple[tuple[float, float, str], ...] = ()
+    closed_form: sympy.Expr | None = None
+    slope: sympy.Expr | None = None
+    regime: str = ""
+    conditions: tuple[tuple[sympy.Expr, sympy.Expr, str, str, str], ...] = ()
+
+
+@dataclass(repr=False)
+class BreakEven:
+    """Where low precision breaks even with bf16 along one variable.
+
+    ``roots``: break-even points (exact where possible); ``faster``: a SymPy
+    set of the variable where low precision is strictly faster; ``regimes``:
+    per interval, the regime of every term; ``subs`` specialises.  See
+    ``NumericBreakEven`` and ``SymbolicBreakEven``.
+    """
+
+    variable: sympy.Symbol
+    model: Linear
+    substitution: dict
+    method: str
+    aligned: bool = False
+
+    symbolic: ClassVar[bool] = False
+
+    @property
+    def roots(self) -> list[sympy.Expr]:
+        raise NotImplementedError
+
+    @property
+    def faster(self) -> sympy.Set:
+        raise NotImplementedError
+
+    @property
+    def regimes(self) -> list[tuple[sympy.Interval, dict[str, str]]]:
+        raise NotImplementedError
+
+    def subs(self, values: Mapping) -> "BreakEven":
+        raise NotImplementedError
+
+    def _specialised(self, values: Mapping) -> tuple[dict, dict, set]:
+        """(the values as exact numbers by symbol, the new substitution, the
+        symbols still free besides the variable)."""
+        free = set().union(*(v.free_symbols for v in self.substitution.values())) | (
+            self.model.free_hardware_symbols | set(S.SHAPE_SYMBOLS)) - set(self.substitution)
+        mapping = fixed_values(values, free - {self.variable}, "this answer")
+        substitution = {k: v.xreplace(mapping) for k, v in self.substitution.items()}
+        substitution.update({k: v for k, v in mapping.items() if k not in substitution})
+        return mapping, substitution, free - set(mapping) - {self.variable}
+
+    # -- display ---------------------------------------------------------------
+    def fixed_shapes(self) -> dict[sympy.Expr, list[sympy.Symbol]]:
+        """The shape values solved at, equal ones together, in M, K, N order
+        (``{x: [M, K, N]}`` along the cube)."""
+        groups: dict[sympy.Expr, list[sympy.Symbol]] = {}
+        for sym in S.SHAPE_SYMBOLS:
+            if sym in self.substitution:
+                groups.setdefault(self.substitution[sym], []).append(sym)
+        return groups
+
+    def _side_label(self, side: str) -> str:
+        return "bf16" if side == "baseline" else self.model.lowp_label
+
+    def _regime_words(self, regimes: Mapping[str, str]) -> str:
+        return RegimeSummary.of(regimes).words(self._side_label)
+
+    @staticmethod
+    def _regime_text(regimes: Mapping[str, str]) -> str:
+        return RegimeSummary.of(regimes).text()
+
+    def _pieces(self, **parts: Any) -> BreakEvenPieces:
+        return BreakEvenPieces(
+            self.variable, tuple((v, tuple(ks)) for v, ks in self.fixed_shapes().items()),
+            self.aligned, self.model.lowp_label, self.symbolic, **parts)
+
+    def _head(self) -> list[str]:
+        """The first lines of ``str()``: what was solved, and how."""
+        head = f"break-even of {self.model!r} in {self.variable}"
+        if self.substitution:
+            head += " with " + ", ".join(f"{k} = {val}" for k, val in self.substitution.items())
+        lines = [head, f"  method: {self.method}"]
+        if self.aligned:
+            lines.append("  block-scale floors solved on block-aligned shapes")
+        return lines
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def latex(self, conditions: bool = True) -> str:
+        """LaTeX for display math (inside ``\\[ \\]``); amsmath only.
+
+        Symbolic: closed form, the sign condition and (``conditions=True``) the
+        regime validity conditions as ``cases``; numeric: the roots with their
+        regimes and the faster / slower intervals (``output.breakeven_latex``).
+        """
+        return renderers.render(self._latex_pieces_(), conditions=conditions)
+
+    def _latex_pieces_(self) -> BreakEvenPieces:
+        raise NotImplementedError
+
+    def _repr_latex_(self) -> str:
+        return f"$\\displaystyle {self.latex()}$"
