@@ -23,13 +23,13 @@ import sympy
 
 from .. import renderers
 from .. import symbols as S
+from ..devices import Hardware, hardware
+from .compiled import GROUPS, CompiledTerms
 from .formats import element, scaling
 from .gemm import Gemm
-from ..devices.catalog import Hardware, hardware
 from .presets import Options, options
 from .recipes import FUSABLE_ROLES, Kernel, Recipe, gemm_dims, recipe as get_recipe, role_dims
 from .term import Term, TermId, Work
-from ..validate import SHAPE_MAX, positive_array
 
 __all__ = ["Linear", "linear", "OUTPUTS", "BreakdownPieces"]
 
@@ -217,40 +217,8 @@ class Linear:
         return None
 
     @cached_property
-    def _compiled(self):
-        # One callable for every regime piece (cse shares products such as
-        # M*K); each term is the maximum of its pieces, taken in numpy, which
-        # compiles several times faster than lambdifying the Max expressions.
-        free = sorted(self.free_hardware_symbols, key=str)
-        pieces = [e for t in self.terms for _, e in t.pieces]
-        fn = sympy.lambdify([*S.SHAPE_SYMBOLS, *free], pieces, modules="numpy", cse=True)
-        spans, start = [], 0
-        for t in self.terms:
-            spans.append((start, start + len(t.pieces)))
-            start += len(t.pieces)
-        groups = {(side, group): [i for i, t in enumerate(self.terms)
-                                  if (t.side, t.group) == (side, group)]
-                  for side in ("baseline", "lowp") for group in ("gemm", "overhead")}
-        return fn, free, spans, groups
-
-    def _pieces_at(self, M: Any, K: Any, N: Any, hardware_values: dict):
-        fn, free, spans, groups = self._compiled
-        shapes = [positive_array(v, name, limit=SHAPE_MAX)
-                  for v, name in ((M, "M"), (K, "K"), (N, "N"))]
-        missing = [str(s) for s in free if str(s) not in hardware_values]
-        if missing:
-            raise ValueError(f"model has free hardware symbols {missing}: bind a GPU with "
-                             ".on(hw) or pass them by name to evaluate()")
-        unknown = set(hardware_values) - {str(s) for s in free}
-        if unknown:
-            raise ValueError(f"unknown hardware value(s) {sorted(unknown)}; this model's "
-                             f"free symbols are {[str(s) for s in free]}")
-        hw = [positive_array(hardware_values[str(s)], str(s)) for s in free]
-        shape = np.broadcast_shapes(*(a.shape for a in shapes + hw))
-        with np.errstate(all="ignore"):
-            values = [np.broadcast_to(np.asarray(v, dtype=np.float64), shape)
-                      for v in fn(*shapes, *hw)]
-        return values, spans, groups, shape
+    def _compiled(self) -> CompiledTerms:
+        return CompiledTerms(self.terms, self.free_hardware_symbols)
 
     def evaluate_terms(self, M: Any, K: Any, N: Any,
                        **hardware_values: Any) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -263,13 +231,7 @@ class Linear:
         >>> str(regime)
         'compute'
         """
-        values, spans, _, shape = self._pieces_at(M, K, N, hardware_values)
-        out = {}
-        for term, (a, b) in zip(self.terms, spans):
-            stack = np.stack(values[a:b])
-            labels = np.array([r for r, _ in term.pieces])
-            out[term.name] = (stack.max(axis=0), labels[stack.argmax(axis=0)])
-        return out
+        return self._compiled.term_times(M, K, N, hardware_values)
 
     def hardware_axis(self, gpus: Sequence[Hardware | str], ndim: int = 0) -> dict[str, np.ndarray]:
         """This model's hardware values for several GPUs, stacked on a leading axis.
@@ -307,24 +269,8 @@ class Linear:
         >>> m.evaluate(M=[4096, 8192], K=8192, N=8192)["speedup"].round(3)
         array([1.323, 1.461])
         """
-        values, spans, groups, shape = self._pieces_at(M, K, N, hardware_values)
-
-        def group_sum(indices: list[int]) -> np.ndarray:
-            # in place: a sweep of millions of shapes should not allocate per term
-            total = np.zeros(shape)
-            for i in indices:
-                a, b = spans[i]
-                if b - a == 1:
-                    total += values[a]
-                    continue
-                term = np.maximum(values[a], values[a + 1], out=np.empty(shape))
-                for v in values[a + 2:b]:
-                    np.maximum(term, v, out=term)
-                total += term
-            return total
-
-        bg, bo, lg, lo = (group_sum(groups[key]) for key in (
-            ("baseline", "gemm"), ("baseline", "overhead"), ("lowp", "gemm"), ("lowp", "overhead")))
+        totals = self._compiled.totals(M, K, N, hardware_values)
+        bg, bo, lg, lo = (totals[key] for key in GROUPS)
         base, lowp = bg + bo, lg + lo
         return dict(zip(OUTPUTS, (bg, bo, lg, lo, base, lowp, base / lowp)))
 
