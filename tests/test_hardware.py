@@ -509,3 +509,21 @@ def test_docs_example_file_loads(tmp_path):
     hw = rs.load_hardware(write(tmp_path, example)).get("mine")
     assert hw.block_scaling == ("mx", "nvfp4") and "block_scaling" in hw.sources
     assert hw.sources["l2_bytes"].startswith("derived; ")
+
+
+@pytest.mark.parametrize("name", ["b200", "h200", "a100"])
+def test_toml_writer_round_trips_every_field(tmp_path, name):
+    from roofline_sym.devices.entry import SOURCED
+    from roofline_sym.devices.toml_io import (TOML_FIELDS, hardware_toml, toml_fields,
+                                              write_hardware)
+
+    assert tuple(TOML_FIELDS.values()) == SOURCED  # every sourced field has a TOML name
+    hw = rs.hardware(name)
+    text = hardware_toml(hw, {t: "DS; as shipped" for t in toml_fields(hw)},
+                         {"DS": "roofline_sym default dataset"}, dataset="mine")
+    (back,) = rs.load_hardware(write_hardware(text, tmp_path / f"{name}.toml")).entries
+    assert back.dataset == "mine" and back.parameters == hw.parameters
+    for field in ("name", "aliases", "notes", "block_scaling", "memory_bytes", "l2_bytes",
+                  "peak_flops"):
+        assert getattr(back, field) == getattr(hw, field), field
+    assert back.sources["mem_bw"] == "roofline_sym default dataset; as shipped"

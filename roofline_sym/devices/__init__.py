@@ -1,22 +1,19 @@
 """The hardware layer: GPU entries, the shipped datasets, their TOML files and sources.
 
+``entry`` (``Hardware``, validated field by field), ``datasets``
+(``Dataset``: lookup by name, alias or device name), ``toml_io`` (the
+hardware file's reader and writer), ``catalog`` (the shipped datasets,
+``hardware()``) and ``sources`` (citations).
+
 >>> from roofline_sym.devices import hardware
 >>> hardware("h100").name
 'H100 SXM'
 """
 
-from .catalog import (
-    DATASETS,
-    Dataset,
-    Hardware,
-    HardwareError,
-    MissingHardwareValueError,
-    UnknownHardwareError,
-    dataset,
-    hardware,
-    list_hardware,
-    load_hardware,
-)
+from .catalog import DATASETS, dataset, hardware, list_hardware
+from .datasets import Dataset
+from .entry import Hardware, HardwareError, MissingHardwareValueError, UnknownHardwareError
+from .toml_io import load_hardware
 
 __all__ = ["Hardware", "Dataset", "HardwareError", "UnknownHardwareError",
            "MissingHardwareValueError", "DATASETS", "hardware", "list_hardware",

@@ -33,24 +33,20 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import math
 import os
 import warnings
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..devices.catalog import Hardware, HardwareError, hardware as lookup_hardware, load_hardware
-from .components import model_times
+from ..devices import Hardware, hardware as lookup_hardware, load_hardware
+from ..devices.toml_io import (TOML_FIELDS, cited_sources, hardware_toml, toml_fields,
+                                write_hardware)
 from ..model.term import roofline_piece_times
+from .components import model_times
 from .measure import RepeatPolicy, grid, run
 from .measurements import Measurements, parse_csv, read_csv, write_csv
 
@@ -59,16 +55,6 @@ __all__ = ["Calibration", "fit", "synthesize", "hardware_values", "resolve_hardw
 # Significant digits kept in a fitted value: timing noise is ~1%, and short
 # decimals keep the TOML readable and its exact Rationals small.
 _DIGITS = 4
-# The TOML schema of roofline_sym/data/*.toml: TOML field -> Hardware field.
-_TOML_FIELDS = (
-    ("peak_flops_per_s", "peak_flops"),
-    ("gemm_efficiency", "gemm_efficiency"),
-    ("mem_bw_bytes_per_s", "mem_bw"),
-    ("mem_efficiency", "mem_efficiency"),
-    ("launch_overhead_s", "launch_overhead"),
-    ("memory_bytes", "memory_bytes"),
-    ("l2_bytes", "l2_bytes"),
-)
 
 
 def hardware_values(hw: Hardware) -> dict[str, float]:
@@ -119,8 +105,8 @@ class Calibration:
         """
         values = {k: v for k, v in hardware_values(hw).items()
                   if k.startswith("eta_") or k == "t_launch"}
-        fields = dict(_TOML_FIELDS)
-        toml_sources = {fields[k]: v for k, v in (entry_sources or {}).items() if k in fields}
+        toml_sources = {TOML_FIELDS[k]: v for k, v in (entry_sources or {}).items()
+                        if k in TOML_FIELDS}
         return cls(hw, base or hw, values, source=os.fspath(source),
                    meas_sources=dict(sources or {}), toml_sources=toml_sources)
 
@@ -132,9 +118,9 @@ class Calibration:
         if len(ds) != 1:
             raise ValueError(f"{path}: expected one calibrated entry, found "
                              f"{len(ds)} ({', '.join(ds.names())})")
-        data = tomllib.loads(Path(path).read_bytes().decode("utf-8"))
-        return cls.of(ds.entries[0], base, sources=data.get("sources", {}),
-                      entry_sources=data["gpu"][0].get("sources", {}), source=os.fspath(path))
+        keys, entry_sources = cited_sources(path)
+        return cls.of(ds.entries[0], base, sources=keys, entry_sources=entry_sources[0],
+                      source=os.fspath(path))
 
     @property
     def size_dependent(self) -> bool:
@@ -193,67 +179,31 @@ class Calibration:
     # -- the hardware file -----------------------------------------------------------
     def to_toml(self, path: str | os.PathLike) -> Path:
         """Write the calibrated entry as a hardware TOML file (the schema of
-        ``roofline_sym/data/default.toml``).
-
-        The text is written to a temporary file next to ``path`` and loaded
-        back through ``load_hardware`` (the validation shipped data passes);
-        only then is it moved to ``path``.  A text that does not load raises
-        ``HardwareError`` and leaves no file behind (nor changes an existing one).
-        """
-        path = Path(path)
-        text = self.toml()
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            with open(tmp, "x", encoding="utf-8") as f:
-                f.write(text)
-            load_hardware(tmp)  # the file must pass the same validation as shipped data
-            os.replace(tmp, path)
-        except HardwareError as exc:
-            raise HardwareError(str(exc).replace(str(tmp), str(path))) from None
-        finally:
-            tmp.unlink(missing_ok=True)
-        return path
+        ``roofline_sym/data/default.toml``), only once it loads back through
+        ``load_hardware`` (``devices.toml_io.write_hardware``); a text that does
+        not raises ``HardwareError`` and leaves no file behind."""
+        return write_hardware(self.toml(), path)
 
     def toml(self) -> str:
         """The hardware TOML text (see ``to_toml``)."""
         hw = self.hardware
         origin = Path(self.source).name if self.source else ""
         if self.rows:
-            origin = f"# Fitted to {origin or 'measurements'}."
+            origin = f"Fitted to {origin or 'measurements'}."
         else:
-            origin = (f"# Written back from {origin}." if origin
-                      else f"# Written from the entry {hw.name!r}.")
-        lines = ["# roofline_sym hardware file written by roofline_sym.calibrate.", origin]
+            origin = (f"Written back from {origin}." if origin
+                      else f"Written from the entry {hw.name!r}.")
+        comments = ["roofline_sym hardware file written by roofline_sym.calibrate.", origin]
         if any("SYNTHETIC" in n for n in hw.notes):
-            lines.append("# SYNTHETIC measurements: this is not a calibration of a real GPU.")
-        lines += ["", "[dataset]", 'name = "calibrated"',
-                  "description = " + _str(f"{hw.name}: achievable fractions and launch "
-                                          "floor fitted to measured times"),
-                  "", "[sources]"]
-        present = [(t, h) for t, h in _TOML_FIELDS if _present(getattr(hw, h))]
-        field_sources = {t: self._toml_source(h) for t, h in present}
+            comments.append("SYNTHETIC measurements: this is not a calibration of a real GPU.")
+        field_sources = {t: self._toml_source(h) for t, h in toml_fields(hw).items()}
         keys = dict(self.meas_sources)
         for key, hw_of_key in (("BASE", self.base), ("ENTRY", hw)):
             if key not in keys and any(_cites(text, key) for text in field_sources.values()):
                 keys[key] = _entry_citation(hw_of_key)
-        lines += [f"{k} = {_str(v)}" for k, v in keys.items()]
-        lines += ["", "[[gpu]]", f"name = {_str(hw.name)}"]
-        if hw.aliases:
-            lines.append(f"aliases = [{', '.join(map(_str, hw.aliases))}]")
-        for toml_field, hw_field in present:
-            value = getattr(hw, hw_field)
-            if isinstance(value, Mapping):
-                body = ", ".join(f"{k} = {_num(v)}" for k, v in value.items())
-                lines.append(f"{toml_field} = {{ {body} }}")
-            else:
-                lines.append(f"{toml_field} = {_num(value)}")
-        if hw.notes:
-            lines.append("notes = [")
-            lines += [f"    {_str(n)}," for n in hw.notes]
-            lines.append("]")
-        lines += ["", "[gpu.sources]"]
-        lines += [f"{t} = {_str(text)}" for t, text in field_sources.items()]
-        return "\n".join(lines) + "\n"
+        return hardware_toml(hw, field_sources, keys, dataset="calibrated", comments=comments,
+                             description=f"{hw.name}: achievable fractions and launch "
+                                         "floor fitted to measured times")
 
     def _toml_source(self, hw_field: str) -> str:
         # an entry read back from a file keeps that file's source texts; fitted
@@ -279,23 +229,6 @@ def _entry_citation(hw: Hardware) -> str:
 def _cites(text: str, key: str) -> bool:
     """Whether a source text cites ``key`` (keys come before the first semicolon)."""
     return key in (t.strip() for t in text.split(";", 1)[0].split(","))
-
-
-def _present(value: Any) -> bool:
-    return value is not None and not (isinstance(value, Mapping) and not value)
-
-
-def _str(text: str) -> str:
-    return json.dumps(str(text), ensure_ascii=False)  # JSON escapes are valid TOML
-
-
-def _num(value: Any) -> str:
-    """The shortest decimal that reads back as the same float, in e-notation
-    for very large or small numbers (989.4e12 as 9.894e+14, not 989400000000000.0)."""
-    v = float(value)
-    if v != 0 and not 1e-3 <= abs(v) < 1e5:
-        return np.format_float_scientific(v, unique=True, trim="-")
-    return repr(v)
 
 
 def _sig(value: float, digits: int = _DIGITS) -> float:

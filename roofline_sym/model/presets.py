@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-from ..devices.catalog import DATASETS
+from ..devices import DATASETS
 from .recipes import TABLES
 from .term import GEMM_TIME_MODELS, LAUNCH_FLOORS
 

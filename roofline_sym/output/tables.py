@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Mapping, NamedTuple
 
-from ..devices.catalog import hardware
+from ..devices import hardware
 from ..model.linear import linear
 from ..model.term import RegimeSummary
 from ..solve.result import BreakEven

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .. import symbols as S
-from ..devices.catalog import hardware as lookup_hardware
+from ..devices import hardware as lookup_hardware
 from ..model.linear import Linear
 from .closed_form import SymbolicBreakEven, solve
 from .inputs import SHAPES, fixed_values, ray, variable

@@ -1,0 +1,71 @@
+"""A dataset: named hardware entries, looked up by name, alias or device name.
+
+>>> from roofline_sym.devices import dataset
+>>> dataset("default").get("NVIDIA H100 80GB HBM3").name
+'H100 SXM'
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Iterator, Mapping
+
+from .entry import Hardware, HardwareError, UnknownHardwareError, normalize
+
+__all__ = ["Dataset"]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A named set of hardware entries, looked up by name, alias or device name."""
+
+    name: str
+    entries: tuple[Hardware, ...]
+    description: str = ""
+    path: str | None = None
+    _index: Mapping[str, Hardware] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        index: dict[str, Hardware] = {}
+        where = f"{self.path}: " if self.path else ""
+        for hw in self.entries:
+            for key in {normalize(hw.name), *map(normalize, hw.aliases)}:
+                if key in index and index[key] is not hw:
+                    raise HardwareError(
+                        f"{where}entry {hw.name!r}, field 'aliases': {key!r} "
+                        f"already names {index[key].name!r}"
+                    )
+                index[key] = hw
+        object.__setattr__(self, "_index", MappingProxyType(index))
+
+    def names(self) -> list[str]:
+        return [hw.name for hw in self.entries]
+
+    def __iter__(self) -> Iterator[Hardware]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def get(self, name: str) -> Hardware:
+        """Exact (normalized) match on name or alias; no prefix guessing."""
+        if isinstance(name, Hardware):
+            return name
+        query = normalize(name)
+        hit = self._index.get(query)
+        if hit is not None:
+            return hit
+        # suggestions only: names starting with, then containing the query, then
+        # close spellings ("NVIDIA H100" -> H100 SXM, H100 PCIe, H100 NVL)
+        keys = list(self._index)
+        starts = [k for k in keys if query and k.startswith(query)]
+        contains = [k for k in keys if query and query in k and k not in starts]
+        close = difflib.get_close_matches(query, keys, n=5, cutoff=0.5)
+        hint = list(dict.fromkeys(self._index[k].name for k in starts + contains + close))[:5]
+        suggestion = f"; did you mean {', '.join(map(repr, hint))}?" if hint else ""
+        raise UnknownHardwareError(
+            f"no hardware {name!r} in the {self.name} dataset{suggestion} "
+            f"(known: {', '.join(self.names())})"
+        )

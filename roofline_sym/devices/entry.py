@@ -1,0 +1,375 @@
+"""One hardware entry: a frozen ``Hardware``, validated field by field.
+
+Numbers are kept exact (``Rational`` of the decimal given), must lie in
+physical ranges, peaks are dense, fp8 >= bf16; an error names the entry and
+the field.  ``parameters`` maps the model's hardware symbols to the numbers.
+
+>>> hw = Hardware("Toy", peak_flops={"bf16": 1e15}, mem_bw=2e12, mem_efficiency=0.9)
+>>> hw.mem_efficiency, hw.supports("fp8")
+(9/10, False)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Iterable, Iterator, Mapping
+
+import sympy
+
+from .. import symbols as S
+
+__all__ = [
+    "Hardware",
+    "HardwareError",
+    "UnknownHardwareError",
+    "MissingHardwareValueError",
+    "PEAK_DTYPES",
+    "GEMM_DTYPES",
+    "BLOCK_SCALINGS",
+    "SOURCED",
+    "OVERRIDE_SOURCE",
+    "normalize",
+]
+
+# Dtypes a peak may be given for; the cost models use bf16, fp8 and fp4.
+PEAK_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8")
+GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")
+# Families of block-scaled GEMMs a GPU may run in hardware (Blackwell: both).
+BLOCK_SCALINGS = ("mx", "nvfp4")
+
+# Physical ranges with units; a value outside is a typo or a unit error
+# (torchao 0.18 shipped an RTX 5090 bandwidth of 1.792e15 B/s).
+FLOPS_RANGE = (1e12, 1e17)  # FLOP/s
+BW_RANGE = (1e11, 5e13)  # bytes/s
+LAUNCH_RANGE = (0.0, 1e-3)  # seconds, lower bound exclusive
+
+
+class HardwareError(ValueError):
+    """A hardware entry or file is invalid; the message names file, entry and field.
+
+    ``field`` and ``reason`` hold the offending field (as ``Hardware`` names it,
+    e.g. ``peak_flops.fp8``) and what is wrong with it, where one field is at fault.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None,
+                 reason: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.reason = reason
+
+
+class UnknownHardwareError(LookupError):
+    """No hardware entry matches a name; the message lists close matches."""
+
+
+class MissingHardwareValueError(ValueError):
+    """A model needs a number this hardware entry does not have."""
+
+
+def normalize(name: str) -> str:
+    """Lower-case, with runs of spaces, underscores and hyphens as one ``-``."""
+    return re.sub(r"[\s_\-]+", "-", name.strip().casefold())
+
+
+class _FieldProblem(Exception):
+    """One field of an entry is malformed (raised while converting, then reported)."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(field, reason)
+        self.field, self.reason = field, reason
+
+
+def _entry_error(entry: Any, field: str, reason: str) -> HardwareError:
+    return HardwareError(f"entry {entry!r}, field {field!r}: {reason}",
+                         field=field, reason=reason)
+
+
+def _exact(value: Any, field: str) -> sympy.Rational:
+    """The exact Rational of a finite number as written (floats via their shortest repr)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, sympy.Rational)):
+        raise _FieldProblem(field, f"expected a number, got {value!r}")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _FieldProblem(field, f"must be a finite number, got {value!r}")
+        return sympy.Rational(repr(float(value)))
+    return sympy.Rational(value)
+
+
+def _mapping(values: Any, field: str) -> Mapping[str, sympy.Rational]:
+    if not isinstance(values, Mapping):
+        raise _FieldProblem(field, "expected a mapping of dtype to number such as "
+                                   f"{{'bf16': ..., 'fp8': ...}}, got {values!r}")
+    out = {}
+    for key, value in values.items():
+        if not isinstance(key, str):
+            raise _FieldProblem(field, f"dtype keys must be strings, got {key!r}")
+        out[key] = _exact(value, f"{field}.{key}")
+    return MappingProxyType(out)
+
+
+def _strings(values: Any, field: str) -> tuple[str, ...]:
+    """A list of strings as a tuple; a bare string is refused (not split into letters)."""
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise _FieldProblem(field, f"expected a list of strings, got {values!r}")
+    out = tuple(values)
+    for item in out:
+        if not isinstance(item, str):
+            raise _FieldProblem(field, f"expected a list of strings, got an item {item!r}")
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Hardware:
+    """One accelerator: dense peaks, bandwidth, achievable fractions, launch floor.
+
+    Fields carry units in their meaning: ``peak_flops`` in FLOP/s per input
+    dtype, ``mem_bw`` in bytes/s, ``launch_overhead`` in seconds, fractions in
+    (0, 1].  ``sources`` maps each field to where its number comes from.
+    ``parameters`` gives ``{hardware Symbol: exact value}`` for ``xreplace``.
+
+    >>> hw = Hardware("Toy", peak_flops={"bf16": 1e15, "fp8": 2e15}, mem_bw=2e12,
+    ...               gemm_efficiency={"bf16": 0.8, "fp8": 0.7}, mem_efficiency=0.9,
+    ...               launch_overhead=2e-6)
+    >>> hw.parameters[S.peak_flops("fp8")]
+    2000000000000000
+    """
+
+    name: str
+    peak_flops: Mapping[str, sympy.Rational]
+    mem_bw: sympy.Rational
+    gemm_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
+    mem_efficiency: sympy.Rational | None = None
+    launch_overhead: sympy.Rational | None = None
+    block_scaling: tuple[str, ...] | None = None  # None: not stated, not checked
+    memory_bytes: sympy.Rational | None = None
+    l2_bytes: sympy.Rational | None = None
+    aliases: tuple[str, ...] = ()
+    sources: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    dataset: str = "custom"
+
+    def __post_init__(self) -> None:
+        def set_(name: str, value: Any) -> None:
+            object.__setattr__(self, name, value)
+
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise _entry_error(self.name, "name", f"expected a non-empty string, got "
+                                                  f"{self.name!r}")
+        try:  # field by field, so that an error names the field
+            set_("peak_flops", _mapping(self.peak_flops, "peak_flops"))
+            set_("gemm_efficiency", _mapping(self.gemm_efficiency, "gemm_efficiency"))
+            for name in ("mem_bw", "mem_efficiency", "launch_overhead",
+                         "memory_bytes", "l2_bytes"):
+                value = getattr(self, name)
+                set_(name, None if value is None else _exact(value, name))
+            set_("aliases", _strings(self.aliases, "aliases"))
+            if self.block_scaling is not None:
+                set_("block_scaling", _strings(self.block_scaling, "block_scaling"))
+            set_("notes", _strings(self.notes, "notes"))
+            if not isinstance(self.sources, Mapping) or not all(
+                    isinstance(v, str) for v in self.sources.values()):
+                raise _FieldProblem("sources", "expected a mapping of field name to "
+                                               f"source text, got {self.sources!r}")
+        except _FieldProblem as problem:
+            raise _entry_error(self.name, problem.field, problem.reason) from None
+        set_("sources", MappingProxyType(dict(self.sources)))
+        for name, reason in self._problems():
+            raise _entry_error(self.name, name, reason)
+
+    def _problems(self) -> Iterator[tuple[str, str]]:
+        """Each violated rule as (field, reason) (validation, one place)."""
+        for dtype, value in self.peak_flops.items():
+            if "sparse" in dtype:
+                yield (f"peak_flops.{dtype}", "sparse peaks are not accepted; "
+                       "give the dense rate (half the 2:4 sparse figure)")
+            elif dtype not in PEAK_DTYPES:
+                yield f"peak_flops.{dtype}", f"unknown dtype; known: {', '.join(PEAK_DTYPES)}"
+            elif not FLOPS_RANGE[0] <= value <= FLOPS_RANGE[1]:
+                yield (f"peak_flops.{dtype}", f"{float(value):.4g} FLOP/s is "
+                       f"outside {FLOPS_RANGE[0]:.0e}..{FLOPS_RANGE[1]:.0e} FLOP/s")
+        for family in self.block_scaling or ():
+            if family not in BLOCK_SCALINGS:
+                yield ("block_scaling", f"unknown family {family!r}; "
+                       f"known: {', '.join(BLOCK_SCALINGS)}")
+        if "bf16" not in self.peak_flops:
+            yield "peak_flops", "a bf16 peak is required (the baseline)"
+        ordered = [d for d in ("bf16", "fp8", "fp4") if d in self.peak_flops]
+        for lo, hi in zip(ordered, ordered[1:]):
+            if self.peak_flops[hi] < self.peak_flops[lo]:
+                yield (f"peak_flops.{hi}", f"{float(self.peak_flops[hi]):.4g} "
+                       f"is below the {lo} peak {float(self.peak_flops[lo]):.4g}; "
+                       "a dense low-precision peak is never lower")
+        if not BW_RANGE[0] <= self.mem_bw <= BW_RANGE[1]:
+            yield ("mem_bw", f"{float(self.mem_bw):.4g} B/s is outside "
+                   f"{BW_RANGE[0]:.0e}..{BW_RANGE[1]:.0e} B/s (a unit error?)")
+        for dtype, value in self.gemm_efficiency.items():
+            if dtype not in GEMM_DTYPES:
+                yield (f"gemm_efficiency.{dtype}", "efficiencies are only for GEMM "
+                       f"dtypes ({', '.join(GEMM_DTYPES)}); the models use no other")
+            elif dtype not in self.peak_flops:
+                yield f"gemm_efficiency.{dtype}", f"there is no {dtype} peak to apply it to"
+            elif not 0 < value <= 1:
+                yield f"gemm_efficiency.{dtype}", f"{float(value)} is not in (0, 1]"
+        if self.mem_efficiency is not None and not 0 < self.mem_efficiency <= 1:
+            yield "mem_efficiency", f"{float(self.mem_efficiency)} is not in (0, 1]"
+        if self.launch_overhead is not None and not (
+            LAUNCH_RANGE[0] < self.launch_overhead <= LAUNCH_RANGE[1]
+        ):
+            yield ("launch_overhead", f"{float(self.launch_overhead):.4g} s is "
+                   f"outside (0, {LAUNCH_RANGE[1]:.0e}] s")
+        for name in ("memory_bytes", "l2_bytes"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                yield name, "must be positive"
+
+    # -- identity -----------------------------------------------------------
+    def _key(self) -> tuple:
+        scaling = None if self.block_scaling is None else tuple(sorted(set(self.block_scaling)))
+        return (self.dataset, self.name, tuple(sorted(self.parameters.items(), key=str)),
+                scaling)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Hardware) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Hardware({self.name!r}, dataset={self.dataset!r})"
+
+    # -- use ----------------------------------------------------------------
+    @property
+    def parameters(self) -> dict[sympy.Symbol, sympy.Rational]:
+        """``{hardware Symbol: exact value}`` for every number this entry has."""
+        out: dict[sympy.Symbol, sympy.Rational] = {S.mem_bw(): self.mem_bw}
+        for dtype, value in self.peak_flops.items():
+            if dtype in GEMM_DTYPES:
+                out[S.peak_flops(dtype)] = value
+        for dtype, value in self.gemm_efficiency.items():
+            if dtype in GEMM_DTYPES:
+                out[S.gemm_efficiency(dtype)] = value
+        if self.mem_efficiency is not None:
+            out[S.mem_efficiency()] = self.mem_efficiency
+        if self.launch_overhead is not None:
+            out[S.launch_overhead()] = self.launch_overhead
+        return out
+
+    def supports(self, dtype: str) -> bool:
+        """Whether the hardware has a dense GEMM peak for ``dtype``."""
+        return dtype in self.peak_flops
+
+    def supports_block_scaling(self, family: str) -> bool:
+        """Whether block-scaled GEMMs of ``family`` (``mx``, ``nvfp4``) run in
+        hardware; entries that do not say are not checked."""
+        return self.block_scaling is None or family in self.block_scaling
+
+    def values_for(self, needed: set[sympy.Symbol]) -> dict[sympy.Symbol, sympy.Rational]:
+        """The values of ``needed`` symbols, or an error naming what is missing."""
+        params = self.parameters
+        missing = sorted((s for s in needed if s not in params), key=str)
+        if missing:
+            fields = [_FIELD_OF.get(str(s), str(s)) for s in missing]
+            raise MissingHardwareValueError(
+                f"{self.name} ({self.dataset} dataset) has no {', '.join(fields)}; "
+                f"give it with hw.replace(...), e.g. {self._replace_example(fields)} "
+                "(in Python), or add the field to the hardware TOML file"
+            )
+        return {s: params[s] for s in needed}
+
+    def _replace_example(self, fields: list[str]) -> str:
+        """``hw.replace(...)`` supplying exactly ``fields`` (dotted for table entries)."""
+        tables: dict[str, list[str]] = {}
+        plain: list[str] = []
+        for name in fields:
+            table, dot, dtype = name.partition(".")
+            if dot:
+                tables.setdefault(table, []).append(dtype)
+            else:
+                plain.append(name)
+        args = []
+        for table, dtypes in tables.items():
+            kept = [f"**hw.{table}"] if getattr(self, table, None) else []
+            args.append(f"{table}={{{', '.join(kept + [f'{d!r}: ...' for d in dtypes])}}}")
+        args.extend(f"{name}=..." for name in plain)
+        return f"hw.replace({', '.join(args)})"
+
+    def replace(self, **changes: Any) -> "Hardware":
+        """A copy with some fields changed, validated again.
+
+        Unless ``sources=`` is given too, a changed numeric field (or
+        ``block_scaling``) no longer cites the old source but
+        ``"user override (Hardware.replace)"``.
+
+        >>> rs_hw = Hardware("Toy", peak_flops={"bf16": 1e15}, mem_bw=2e12,
+        ...                  sources={"mem_bw": "datasheet"})
+        >>> new = rs_hw.replace(mem_bw=3e12, mem_efficiency=0.9)
+        >>> new.mem_efficiency, new.sources["mem_bw"]
+        (9/10, 'user override (Hardware.replace)')
+        """
+        new = replace(self, **changes)
+        if "sources" in changes:
+            return new
+        sources = dict(self.sources)
+        for name in SOURCED:
+            if name not in changes:
+                continue
+            old, value = getattr(self, name), getattr(new, name)
+            if isinstance(value, Mapping):
+                old, value = dict(old or {}), dict(value) or None
+            if value == old:
+                continue
+            if value is None:
+                sources.pop(name, None)
+            else:
+                sources[name] = OVERRIDE_SOURCE
+        object.__setattr__(new, "sources", MappingProxyType(sources))  # new, not yet shared
+        return new
+
+    def describe(self) -> str:
+        """A readable multi-line summary with sources, for the command line."""
+        lines = [f"{self.name}  [{self.dataset}]"]
+        if self.aliases:
+            lines.append(f"  aliases: {', '.join(self.aliases)}")
+
+        def row(label: str, text: str, src: str) -> None:
+            source = self.sources.get(src)
+            lines.append(f"  {label:<22}{text}" + (f"   [{source}]" if source else ""))
+
+        row("peak FLOP/s (dense)", ", ".join(
+            f"{d} {float(v) / 1e12:g}T" for d, v in self.peak_flops.items()), "peak_flops")
+        row("GEMM efficiency", ", ".join(
+            f"{d} {float(v):g}" for d, v in self.gemm_efficiency.items()) or "-",
+            "gemm_efficiency")
+        row("memory bandwidth", f"{float(self.mem_bw) / 1e12:g} TB/s", "mem_bw")
+        row("memory efficiency", _opt(self.mem_efficiency), "mem_efficiency")
+        row("launch floor", _opt(self.launch_overhead, 1e6, " us"), "launch_overhead")
+        if self.block_scaling is not None:
+            row("block-scaled GEMMs", ", ".join(self.block_scaling) or "none", "block_scaling")
+        if self.memory_bytes is not None:
+            row("memory", f"{float(self.memory_bytes) / 1e9:g} GB", "memory_bytes")
+        if self.l2_bytes is not None:
+            row("L2 cache", f"{float(self.l2_bytes) / 1e6:g} MB", "l2_bytes")
+        lines.extend(f"  note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+
+def _opt(value: sympy.Rational | None, scale: float = 1.0, unit: str = "") -> str:
+    return "-" if value is None else f"{float(value) * scale:g}{unit}"
+
+
+_FIELD_OF = {
+    "BW": "mem_bw",
+    "eta_mem": "mem_efficiency",
+    "t_launch": "launch_overhead",
+    **{f"P_{d}": f"peak_flops.{d}" for d in GEMM_DTYPES},
+    **{f"eta_{d}": f"gemm_efficiency.{d}" for d in GEMM_DTYPES},
+}
+
+# The source a field changed by Hardware.replace cites (unless sources= is given).
+OVERRIDE_SOURCE = "user override (Hardware.replace)"
+# The fields that cite a source (the numbers and block_scaling), in file order.
+SOURCED = ("peak_flops", "gemm_efficiency", "mem_bw", "mem_efficiency", "launch_overhead",
+           "block_scaling", "memory_bytes", "l2_bytes")

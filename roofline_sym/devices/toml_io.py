@@ -1,0 +1,245 @@
+"""Hardware TOML files: the reader and the writer, one schema.
+
+The schema is that of ``roofline_sym/data/*.toml``: a ``[dataset]`` table,
+``[sources]`` (citation keys), and ``[[gpu]]`` entries whose field names
+carry their units (``mem_bw_bytes_per_s``), each with a ``[gpu.sources]``
+text citing the keys.  ``parse``/``load_hardware`` read and validate (errors
+name the file, the entry and the field); ``hardware_toml`` writes one entry
+and ``write_hardware`` writes it only once it reads back.
+
+>>> from roofline_sym.devices import hardware
+>>> text = hardware_toml(hardware("h200"), {t: "assumed; for the example"
+...                      for t in toml_fields(hardware("h200"))}, {})
+>>> parse(tomllib.loads(text), "<example>").entries[0].mem_bw
+4800000000000
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from . import sources as citations
+from .datasets import Dataset
+from .entry import Hardware, HardwareError
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+__all__ = ["TOML_FIELDS", "toml_name", "toml_fields", "parse", "load_hardware",
+           "cited_sources", "hardware_toml", "write_hardware"]
+
+# TOML field (with unit) -> Hardware field
+TOML_FIELDS = {
+    "peak_flops_per_s": "peak_flops",
+    "gemm_efficiency": "gemm_efficiency",
+    "mem_bw_bytes_per_s": "mem_bw",
+    "mem_efficiency": "mem_efficiency",
+    "launch_overhead_s": "launch_overhead",
+    "block_scaling": "block_scaling",
+    "memory_bytes": "memory_bytes",
+    "l2_bytes": "l2_bytes",
+}
+_OTHER = {"name", "aliases", "notes", "sources"}
+_TOML_NAME = {hw_field: toml_field for toml_field, hw_field in TOML_FIELDS.items()}
+
+
+def toml_name(field_name: str) -> str:
+    """The TOML name of a Hardware field: 'peak_flops.fp8' -> 'peak_flops_per_s.fp8'."""
+    head, dot, rest = field_name.partition(".")
+    return _TOML_NAME.get(head, head) + dot + rest
+
+
+# -- reading -------------------------------------------------------------------------
+def parse(data: dict, origin: str, dataset_name: str | None = None) -> Dataset:
+    """A validated Dataset from parsed TOML; every error names file, entry and field."""
+    def fail(msg: str) -> HardwareError:
+        return HardwareError(f"{origin}: {msg}")
+
+    unknown_top = set(data) - {"dataset", "sources", "gpu"}
+    if unknown_top:
+        raise fail(f"unknown top-level key(s) {sorted(unknown_top)}; expected "
+                   "[dataset], [sources] and [[gpu]] entries")
+    meta = data.get("dataset", {})
+    if not isinstance(meta, dict):
+        raise fail(f"[dataset] must be a table (name, description), got {meta!r}")
+    for key in ("name", "description"):
+        if key in meta and not isinstance(meta[key], str):
+            raise fail(f"[dataset], field {key!r}: expected a string, got {meta[key]!r}")
+    name = dataset_name or meta.get("name") or Path(origin).stem
+    keys = data.get("sources", {})
+    if not isinstance(keys, dict):
+        raise fail("[sources] must be a table of citation key = text")
+    for key, text in keys.items():
+        if not isinstance(text, str) or not text.strip():
+            raise fail(f"[sources], key {key!r}: the citation must be a non-empty string, "
+                       f"got {text!r}")
+    entries = data.get("gpu")
+    if entries is not None and not isinstance(entries, list):
+        raise fail(f"'gpu' must be an array of [[gpu]] tables, got {entries!r}")
+    if not entries:
+        raise fail("no [[gpu]] entries")
+    out = []
+    for i, raw in enumerate(entries):
+        if not isinstance(raw, dict):
+            raise fail(f"entry #{i + 1}: expected a [[gpu]] table, got {raw!r}")
+        if "name" not in raw:
+            raise fail(f"entry #{i + 1}: field 'name' is required")
+        if not isinstance(raw["name"], str) or not raw["name"].strip():
+            raise fail(f"entry #{i + 1}, field 'name': expected a non-empty string, "
+                       f"got {raw['name']!r}")
+        label = repr(raw["name"])
+        unknown = set(raw) - set(TOML_FIELDS) - _OTHER
+        if unknown:
+            sparse = [k for k in unknown if "sparse" in k]
+            why = ("sparse peaks are not accepted; give dense FLOP/s in "
+                   "peak_flops_per_s") if sparse else (
+                f"expected {', '.join(sorted(set(TOML_FIELDS) | _OTHER))}")
+            raise fail(f"entry {label}, field {sorted(unknown)[0]!r}: unknown field; {why}")
+        for required in ("peak_flops_per_s", "mem_bw_bytes_per_s"):
+            if required not in raw:
+                raise fail(f"entry {label}, field {required!r}: required")
+        for table in ("peak_flops_per_s", "gemm_efficiency"):
+            if table in raw and not isinstance(raw[table], dict):
+                raise fail(f"entry {label}, field {table!r}: expected a table such as "
+                           f"{{ bf16 = ..., fp8 = ... }}, got {raw[table]!r}")
+        sources = raw.get("sources", {})
+        if not isinstance(sources, dict):
+            raise fail(f"entry {label}, field 'sources': expected a [gpu.sources] table of "
+                       f"field = source text, got {sources!r}")
+        expanded = {}
+        for toml_field, hw_field in TOML_FIELDS.items():
+            if toml_field not in raw:
+                continue
+            if toml_field not in sources:
+                raise fail(f"entry {label}, field {toml_field!r}: has no source; "
+                           "add it under [gpu.sources]")
+            problem = citations.problem(sources[toml_field], keys)
+            if problem:
+                raise fail(f"entry {label}, field {toml_field!r}: source {problem}")
+            expanded[hw_field] = citations.expand(sources[toml_field], keys)
+        stray = set(sources) - set(raw) - {"name"}
+        if stray:
+            raise fail(f"entry {label}, field 'sources': source(s) for absent field(s) "
+                       f"{sorted(stray)}")
+        kwargs = {hw_field: raw[toml_field] for toml_field, hw_field in TOML_FIELDS.items()
+                  if toml_field in raw}
+        try:
+            out.append(Hardware(
+                aliases=raw.get("aliases", ()), notes=raw.get("notes", ()),
+                sources=expanded, dataset=name, **kwargs, name=raw["name"],
+            ))
+        except HardwareError as exc:
+            if exc.field is None:
+                raise fail(str(exc)) from None
+            raise fail(f"entry {label}, field {toml_name(exc.field)!r}: {exc.reason}") from None
+    return Dataset(name, tuple(out), meta.get("description", ""), origin)
+
+
+def load_hardware(path: str | Path) -> Dataset:
+    """Load and validate a hardware TOML file (same schema as the shipped data).
+
+    Errors name the file, the entry and the field.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise HardwareError(f"{path}: cannot read hardware file ({exc.strerror})") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise HardwareError(f"{path}: not valid TOML ({exc})") from None
+    return parse(data, str(path))
+
+
+def cited_sources(path: str | os.PathLike) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """A hardware file's sources as written: its ``[sources]`` (key -> citation)
+    and each entry's ``[gpu.sources]`` (TOML field -> text citing the keys);
+    read after ``load_hardware`` has validated the file."""
+    data = tomllib.loads(Path(path).read_bytes().decode("utf-8"))
+    return dict(data.get("sources", {})), [dict(g.get("sources", {})) for g in data["gpu"]]
+
+
+# -- writing -------------------------------------------------------------------------
+def _present(value: Any) -> bool:
+    return value is not None and not (isinstance(value, Mapping) and not value)
+
+
+def _str(text: str) -> str:
+    return json.dumps(str(text), ensure_ascii=False)  # JSON escapes are valid TOML
+
+
+def _num(value: Any) -> str:
+    """The shortest decimal that reads back as the same float, in e-notation
+    for very large or small numbers (989.4e12 as 9.894e+14, not 989400000000000.0)."""
+    v = float(value)
+    if v != 0 and not 1e-3 <= abs(v) < 1e5:
+        return np.format_float_scientific(v, unique=True, trim="-")
+    return repr(v)
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{k} = {_num(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(map(_str, value)) + "]"
+    return _num(value)
+
+
+def toml_fields(hw: Hardware) -> dict[str, str]:
+    """``{TOML field: Hardware field}`` of the fields ``hw`` has, in file order."""
+    return {t: h for t, h in TOML_FIELDS.items() if _present(getattr(hw, h))}
+
+
+def hardware_toml(hw: Hardware, field_sources: Mapping[str, str], keys: Mapping[str, str], *,
+                  dataset: str = "calibrated", description: str = "",
+                  comments: Sequence[str] = ()) -> str:
+    """One entry as a hardware file: ``comments`` (``#`` lines), ``[dataset]``,
+    the citation ``keys`` as ``[sources]``, the ``[[gpu]]`` with every field
+    ``hw`` has, and ``field_sources`` (TOML field -> source text) as
+    ``[gpu.sources]``."""
+    lines = [f"# {c}" for c in comments]
+    lines += ["", "[dataset]", f"name = {_str(dataset)}", "description = " + _str(description),
+              "", "[sources]"]
+    lines += [f"{k} = {_str(v)}" for k, v in keys.items()]
+    lines += ["", "[[gpu]]", f"name = {_str(hw.name)}"]
+    if hw.aliases:
+        lines.append(f"aliases = [{', '.join(map(_str, hw.aliases))}]")
+    for toml_field, hw_field in toml_fields(hw).items():
+        lines.append(f"{toml_field} = {_value(getattr(hw, hw_field))}")
+    if hw.notes:
+        lines.append("notes = [")
+        lines += [f"    {_str(n)}," for n in hw.notes]
+        lines.append("]")
+    lines += ["", "[gpu.sources]"]
+    lines += [f"{t} = {_str(field_sources[t])}" for t in toml_fields(hw)]
+    return "\n".join(lines) + "\n"
+
+
+def write_hardware(text: str, path: str | os.PathLike) -> Path:
+    """Write a hardware file's ``text`` to ``path`` only if it loads back.
+
+    The text goes to a temporary file next to ``path`` and through
+    ``load_hardware`` (the validation shipped data passes); only then is it
+    moved to ``path``.  A text that does not load raises ``HardwareError`` and
+    leaves no file behind (nor changes an existing one).
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "x", encoding="utf-8") as f:
+            f.write(text)
+        load_hardware(tmp)
+        os.replace(tmp, path)
+    except HardwareError as exc:
+        raise HardwareError(str(exc).replace(str(tmp), str(path))) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
