@@ -40,6 +40,18 @@ class Dataset:
                 index[key] = hw
         object.__setattr__(self, "_index", MappingProxyType(index))
 
+    def describe(self) -> str:
+        """A readable table of the entries' peaks and bandwidth, for the command line."""
+        lines = [f"{self.name} dataset: {self.description}",
+                 f"{'name':<24}{'bf16 TF/s':>10}{'fp8 TF/s':>10}{'fp4 TF/s':>10}{'TB/s':>8}  "
+                 "aliases"]
+        for h in self.entries:
+            peaks = [h.peak_flops.get(d) for d in ("bf16", "fp8", "fp4")]
+            cells = "".join(f"{float(p) / 1e12:>10g}" if p else f"{'-':>10}" for p in peaks)
+            lines.append(f"{h.name:<24}{cells}{float(h.mem_bw) / 1e12:>8g}  "
+                         f"{', '.join(h.aliases[:3])}")
+        return "\n".join(lines)
+
     def names(self) -> list[str]:
         return [hw.name for hw in self.entries]
 

@@ -328,6 +328,26 @@ class Hardware:
         object.__setattr__(new, "sources", MappingProxyType(sources))  # new, not yet shared
         return new
 
+    def as_row(self) -> dict[str, Any]:
+        """The entry's numbers as one flat row of floats (None where absent),
+        for tables, JSON and CSV.
+
+        >>> row = Hardware("Toy", peak_flops={"bf16": 1e15}, mem_bw=2e12).as_row()
+        >>> row["peak_fp8_flops_per_s"], row["mem_bw_bytes_per_s"]
+        (None, 2000000000000.0)
+        """
+        def num(value: sympy.Rational | None) -> float | None:
+            return None if value is None else float(value)
+
+        return {"name": self.name, "aliases": list(self.aliases),
+                **{f"peak_{d}_flops_per_s": num(self.peak_flops.get(d))
+                   for d in ("bf16", "fp8", "fp4")},
+                "mem_bw_bytes_per_s": float(self.mem_bw),
+                **{f"gemm_efficiency_{d}": num(self.gemm_efficiency.get(d))
+                   for d in ("bf16", "fp8", "fp4")},
+                "mem_efficiency": num(self.mem_efficiency),
+                "launch_overhead_s": num(self.launch_overhead)}
+
     def describe(self) -> str:
         """A readable multi-line summary with sources, for the command line."""
         lines = [f"{self.name}  [{self.dataset}]"]

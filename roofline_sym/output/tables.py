@@ -7,16 +7,19 @@ writes the rows, in LaTeX (``\usepackage{booktabs}``) or Markdown.
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from typing import Any, Iterable, Mapping, NamedTuple
 
-from ..devices import hardware
+from ..devices import Hardware, hardware
 from ..model.linear import linear
+from ..model.recipes import list_recipes
 from ..model.term import RegimeSummary
 from ..solve.result import BreakEven
 from ..solve.solver import breakeven
 from .printer import _tt, equalities, latex, star
 
-__all__ = ["Row", "breakeven_table", "breakeven_rows"]
+__all__ = ["Row", "breakeven_table", "breakeven_rows", "overview"]
 
 
 class Row(NamedTuple):
@@ -238,3 +241,37 @@ def breakeven_rows(recipes: Iterable[str], gpus: Iterable[str], *, mode: str = "
                 continue
             rows.append(Row(name, hw.name, breakeven(bound, along=along, **solve)))
     return rows
+
+
+def overview(hw: Hardware, cubes: Iterable[int] = (1024, 2048, 4096, 8192, 16384),
+             fixed_kn: int = 8192) -> str:
+    """Every training recipe on ``hw`` (casts fused, preset default), as text:
+    the break-even cube ``x*`` and ``M*`` at ``K = N = fixed_kn`` with the
+    low-precision side's regime at each, and the speedup at each cube.
+
+    >>> print(overview(hardware("h100"), cubes=[4096]).splitlines()[4])
+    tensorwise                           2210  gemm C3  cast M5 L5         928  gemm C3  cast M5 L5        1.33
+    """
+    cubes = list(cubes)
+    x = np.array(cubes, dtype=float)
+    lines = [f"roofline_sym: {hw.name}, training, casts fused with their producers, "
+             "preset default", "",
+             f"{'':<34}{'break-even cube x*':<33}{f'M* at K=N={fixed_kn}':<33}speedup at M=K=N=",
+             f"{'recipe':<34}{'x*':>7}  {'regime at x*':<24}{'M*':>7}  {'regime at M*':<24}"
+             + "".join(f"{c:>7}" for c in cubes)]
+    skipped = []
+    for name in list_recipes("training"):
+        m = linear(name, mode="training", fuse=True)
+        if m.unsupported_reason(hw):
+            skipped.append(name)
+            continue
+        mb = m.on(hw)
+        cube, cube_regime = breakeven(mb, along="cube").headline()
+        fixed, fixed_regime = breakeven(mb, solve_for="M", K=fixed_kn, N=fixed_kn).headline()
+        speedup = mb.evaluate(x, x, x)["speedup"]
+        lines.append(f"{name:<34}{cube:>7}  {cube_regime:<24}{fixed:>7}  {fixed_regime:<24}"
+                     + "".join(f"{s:>7.2f}" for s in speedup))
+    lines += ["", "regime: terms of the low-precision side, C compute-, M memory-, L launch-bound"]
+    if skipped:
+        lines.append(f"not run on {hw.name} (no MX/FP4 block-scaled GEMMs): {', '.join(skipped)}")
+    return "\n".join(lines)

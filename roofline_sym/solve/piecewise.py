@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 import sympy
 
+from ..model.term import RegimeSummary
 from .polynomials import INF, Point, coefficients, combine, horner, inside, roots_in, trim
 from .problem import Problem
 from .result import BreakEven, BreakEvenPieces
@@ -141,6 +142,30 @@ class NumericBreakEven(BreakEven):
             else:
                 out.append((lo, hi, kind))
         return out
+
+    def headline(self) -> tuple[str, str]:
+        """(the first break-even value, the low-precision side's regime there in
+        letters), or ``("always" | "never", "")`` without one.
+
+        >>> import roofline_sym as rs
+        >>> m = rs.linear("tensorwise", fuse=True).on("h100")
+        >>> solve_piecewise(Problem.of(m, rs.x, {rs.M: rs.x, rs.K: rs.x, rs.N: rs.x})).headline()
+        ('2210', 'gemm C3  cast M5 L5')
+        """
+        roots = self.root_values
+        if len(roots):
+            return f"{roots[0]:.0f}", RegimeSummary.of(self.regime_at(roots[0])).letters()
+        return ("always" if self.is_faster(np.array([1e6]))[0] else "never"), ""
+
+    def summary(self) -> dict[str, Any]:
+        """The result as one row of plain values: the variable, the roots (the
+        first and all), the regime at the first in letters, the faster
+        intervals (``None`` for an unbounded end) and whether floors were aligned."""
+        roots = self.root_values.tolist()
+        return {"variable": str(self.variable), "first_root": roots[0] if roots else None,
+                "roots": roots, "regime": self.headline()[1],
+                "faster": [[lo, None if hi == INF else hi] for lo, hi in self.faster_intervals()],
+                "aligned": self.aligned}
 
     def describe_faster(self) -> str:
         """``faster`` as readable text, e.g. ``(1093.83, oo)``."""

@@ -1,0 +1,67 @@
+"""``roofline-sym formula``: a model's formulas, its terms, or its break-even M*, as
+text or LaTeX."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..model.linear import linear
+from ..output import latex, names, term_name
+from ..solve import breakeven
+from . import common
+from .common import UserError
+
+NAME = "formula"
+HELP = "print a model's formulas (text or LaTeX)"
+EXAMPLES = ("  roofline-sym formula --recipe tensorwise --fuse\n"
+            "  roofline-sym formula --recipe mxfp8 --mode inference --breakdown --latex\n"
+            "  roofline-sym formula --recipe rowwise --gpu h100 --term lowp.gemm.output")
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    common.hardware_options(p)
+    common.model_options(p)
+    p.add_argument("--latex", action="store_true", help="LaTeX instead of text")
+    p.add_argument("--breakdown", action="store_true", help="every named term")
+    p.add_argument("--term", help="one named term, e.g. lowp.gemm.output")
+    p.add_argument("--breakeven", action="store_true",
+                   help="the break-even M* (closed form, with K, N and hardware free "
+                        "unless --gpu / --at fix them)")
+    p.add_argument("--at", action="append", metavar="K=8192", help="fixed dimensions")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.breakeven and args.term:
+        raise UserError("give either --breakeven or --term, not both")
+    if len(args.recipe or []) > 1 or len(args.gpu or []) > 1:
+        raise UserError("formula shows one model: give at most one --recipe and one --gpu")
+    name = (args.recipe or ["tensorwise"])[0]
+    model = linear(name, mode=args.mode, fuse=args.fuse, preset=args.preset)
+    if args.gpu or args.hardware_file:
+        model = model.on(common.gpus(args)[0])
+    if args.breakeven:
+        be = breakeven(model, solve_for="M", **common.parse_at(args.at or []))
+        print(be.latex() if args.latex else be)
+        return 0
+    if args.latex and args.breakdown:
+        # the whole model as an aligned block: terms, named totals, speedup
+        print(model.latex())
+        return 0
+    if args.term:
+        if args.term not in model.breakdown:
+            raise UserError(f"no term {args.term!r} in {name}; terms: "
+                            f"{', '.join(model.breakdown)}")
+        exprs = {args.term: model.breakdown[args.term]}
+    elif args.breakdown:
+        exprs = model.breakdown
+    else:
+        exprs = model.expressions
+    tex_names = {attr: tex for attr, _, tex in names(model)}
+    tex_names["speedup"] = "S"
+    for key, expr in exprs.items():
+        if args.latex:
+            label = tex_names.get(key) or term_name(model, key)
+            print(f"{label} = {latex(expr, model=model)}")
+        else:
+            print(f"{key} = {expr}")
+    return 0

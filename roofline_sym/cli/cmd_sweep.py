@@ -1,0 +1,74 @@
+"""``roofline-sym sweep``: recipes x GPUs over a shape set or a shape file, as a
+table, CSV or JSON (``--total``: one count-weighted total per model)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..numeric.shapes import ShapeSet, list_shape_sets, shape_set
+from ..numeric.sweep import sweep
+from . import common
+from .common import UserError
+
+NAME = "sweep"
+HELP = "evaluate recipes x GPUs over a shape set or a shape file"
+EXAMPLES = ("  roofline-sym sweep --gpu h100 --shapes pow2 --csv > pow2.csv\n"
+            "  roofline-sym sweep --gpu h100 --gpu b200 --recipe tensorwise "
+            "--shapes llama3-70b -M 16384 --total\n"
+            "  roofline-sym sweep --gpu h200 --shapes my_shapes.csv --json -o out.json")
+# rows from which progress is reported on stderr
+_PROGRESS_ROWS = 100_000
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    common.hardware_options(p)
+    common.model_options(p)
+    p.add_argument("--shapes", metavar="NAME|FILE",
+                   help=f"shape set ({', '.join(list_shape_sets())}) or a .csv/.json "
+                        "file of M,K,N rows")
+    p.add_argument("-M", type=float, help="tokens per batch for model shape sets")
+    p.add_argument("--total", action="store_true",
+                   help="one count-weighted total per model and shape set")
+    p.add_argument("-o", "--output", metavar="FILE", help="write CSV/JSON to FILE")
+    p.add_argument("--max-rows", type=common.count, default=60, help="rows shown as text")
+    common.output_options(p)
+
+
+def _progress(done: int, total_rows: int) -> None:
+    print(f"\rsweep: {done}/{total_rows} rows ({100 * done / total_rows:.0f}%)",
+          end="" if sys.stderr.isatty() else "\n", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.shapes is None:
+        raise UserError("--shapes is required: a shape-set name (see `roofline-sym sweep "
+                        "--list`) or a CSV/JSON file of M,K,N rows")
+    if Path(args.shapes).suffix.lower() in (".csv", ".json"):
+        if args.M is not None:
+            raise UserError("-M sets the tokens of a model shape set; a shape file has its own M")
+        shapes = ShapeSet.from_file(args.shapes)
+    else:
+        shapes = shape_set(args.shapes, M=args.M)
+    models = common.models(args)
+    report = len(models) * len(shapes) >= _PROGRESS_ROWS
+    result = sweep(models, shapes, progress=_progress if report else None)
+    if report and sys.stderr.isatty():
+        print(file=sys.stderr)
+    table = result.model_total() if args.total else result
+    if args.output and not (args.csv or args.json):
+        suffix = Path(args.output).suffix.lower()
+        if suffix not in (".csv", ".json"):
+            raise UserError(f"-o {args.output}: use a .csv or .json file, or give --csv/--json")
+        args.csv, args.json = suffix == ".csv", suffix == ".json"
+    if args.csv:
+        table.to_csv(args.output or sys.stdout)
+    elif args.json:
+        table.to_json(args.output or sys.stdout)
+    else:
+        cols = (["gpu", "recipe", "shape_set", "M", "baseline_time", "lowp_time", "speedup"]
+                if args.total else ["gpu", "recipe", "name", "M", "K", "N", "speedup",
+                                    "lowp_gemm_regime", "lowp_overhead_regime"])
+        print(table.format(cols, max_rows=args.max_rows))
+    return 0

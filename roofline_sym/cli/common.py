@@ -1,0 +1,199 @@
+"""What the commands share: errors, number parsing, common options, models, output.
+
+Numbers on the command line are parsed, never evaluated (see ``validate``);
+every problem with the input is a ``UserError``: one line, exit code 2.
+
+>>> parse_at(["K=8192,N=4096"])
+{'K': 8192.0, 'N': 4096.0}
+>>> parse_shape("1,2,x")
+Traceback (most recent call last):
+roofline_sym.cli.common.UserError: --shape '1,2,x': not numbers; write e.g. --shape 8192,8192,8192
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..devices import DATASETS, Dataset, Hardware, dataset, load_hardware
+from ..model.linear import Linear, linear
+from ..model.presets import PRESETS, options
+from ..model.recipes import MODES, list_recipes
+from ..numeric.sweep import model_grid
+from ..validate import SHAPE_MAX, parse_number
+
+__all__ = ["UserError", "Parser", "DEFAULT_GPU", "parse_shape", "parse_at", "count",
+           "hardware_options", "model_options", "output_options", "gpus", "recipes",
+           "models", "hardware_dataset", "emit"]
+
+DEFAULT_GPU = "h100-sxm"
+
+
+class UserError(Exception):
+    """A problem with the command line's input: one line, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage block), exit code 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+# -- numbers (parsed, never evaluated) ---------------------------------------------
+def _number(text: str, what: str) -> float:
+    """A shape dimension: a positive finite number up to 2**53."""
+    try:
+        return parse_number(text, what, limit=SHAPE_MAX)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+def parse_shape(text: str) -> tuple[float, float, float]:
+    """``"M,K,N"`` as three positive finite numbers up to 2**53."""
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 3:
+        raise UserError(f"--shape {text!r}: expected three numbers M,K,N, got {len(parts)}; "
+                        "write e.g. --shape 8192,8192,8192")
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError:
+        raise UserError(f"--shape {text!r}: not numbers; write e.g. --shape 8192,8192,8192") \
+            from None
+    for dim, part in zip("MKN", parts):
+        _number(part, f"--shape {text!r}, {dim}")
+    return values
+
+
+def count(text: str) -> int:
+    """A non-negative integer option."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+    return value
+
+
+def parse_at(items: Sequence[str]) -> dict[str, float]:
+    """``--at K=8192,N=8192`` (repeatable) as {name: number}."""
+    out: dict[str, float] = {}
+    for item in items:
+        for pair in item.split(","):
+            name, eq, value = pair.partition("=")
+            if not eq or not name.strip():
+                raise UserError(f"--at {item!r}: expected NAME=NUMBER pairs, e.g. "
+                                "--at K=8192,N=8192")
+            if name.strip() in out:
+                raise UserError(f"--at: {name.strip()} given twice")
+            out[name.strip()] = _number(value.strip(), f"--at {name.strip()}")
+    return out
+
+
+# -- options most commands take ----------------------------------------------------
+def hardware_options(p: argparse.ArgumentParser, gpu: bool = True) -> None:
+    p.add_argument("--dataset", choices=DATASETS, help="hardware dataset (default: the preset's)")
+    p.add_argument("--hardware-file", metavar="FILE", help="a hardware TOML file")
+    if gpu:
+        p.add_argument("--gpu", action="append",
+                       help="GPU name or alias, repeatable (see `roofline-sym hardware`)")
+
+
+def model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--recipe", action="append", help="recipe name, repeatable "
+                   "(default: every recipe of the mode)")
+    p.add_argument("--mode", default="training", choices=MODES)
+    p.add_argument("--fuse", action=argparse.BooleanOptionalAction, default=None,
+                   help="model casts fused with the ops producing their inputs "
+                        "(default: the preset's; seed fuses, default and torchao do not)")
+    p.add_argument("--preset", default="default", choices=tuple(PRESETS))
+
+
+def output_options(p: argparse.ArgumentParser) -> None:
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--json", action="store_true", help="JSON output")
+    group.add_argument("--csv", action="store_true", help="CSV output")
+
+
+# -- hardware and models from the options --------------------------------------------
+def hardware_dataset(args: argparse.Namespace) -> Dataset:
+    """The dataset the options name: a file, a shipped dataset, or the preset's."""
+    if getattr(args, "hardware_file", None) and getattr(args, "dataset", None):
+        raise UserError("give either --hardware-file or --dataset, not both")
+    if getattr(args, "hardware_file", None):
+        return load_hardware(args.hardware_file)
+    if getattr(args, "dataset", None):
+        return dataset(args.dataset)
+    return dataset(options(getattr(args, "preset", "default")).dataset)
+
+
+def gpus(args: argparse.Namespace) -> list[Hardware]:
+    ds = hardware_dataset(args)
+    if args.gpu:
+        return [ds.get(g) for g in args.gpu]
+    if args.hardware_file:
+        return list(ds)
+    return [ds.get(DEFAULT_GPU) if ds.name == "default" else ds.entries[0]]
+
+
+def recipes(args: argparse.Namespace) -> list[str]:
+    return args.recipe or list_recipes(args.mode, options(args.preset).recipe_table)
+
+
+def models(args: argparse.Namespace) -> list[Linear]:
+    """Bound models for every requested recipe x GPU; pairs the GPU cannot run
+    (a dtype, block scaling or number it lacks) are skipped with one note."""
+    names, entries = recipes(args), gpus(args)
+    if len(names) * len(entries) == 1:  # one pair: its problem is the error
+        return [linear(names[0], mode=args.mode, fuse=args.fuse,
+                       preset=args.preset).on(entries[0])]
+    out = model_grid(names, entries, mode=args.mode, fuse=args.fuse, preset=args.preset)
+    if not out:  # say why, for the first pair
+        linear(names[0], mode=args.mode, fuse=args.fuse, preset=args.preset).on(entries[0])
+        raise UserError("no recipe in the selection runs on the selected GPUs")
+    ran = {(m.recipe.name, m.hardware.name) for m in out}
+    skipped = [f"{r} on {g.name}" for r in names for g in entries if (r, g.name) not in ran]
+    if skipped:
+        print(f"roofline-sym: note: skipped {len(skipped)} recipe x GPU pair(s) the GPU "
+              f"cannot run: {', '.join(skipped)}", file=sys.stderr)
+    return out
+
+
+# -- output --------------------------------------------------------------------------
+def emit(rows: list[dict], args: argparse.Namespace, text: Callable[[], None]) -> None:
+    """Rows as JSON (NaN as null), CSV (lists joined by ';') or text."""
+    if getattr(args, "json", False):
+        print(json.dumps(_finite(rows), indent=2, default=_jsonable, allow_nan=False))
+    elif getattr(args, "csv", False):
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else [],
+                                lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({k: ";".join(map(str, v)) if isinstance(v, (list, tuple)) else v
+                          for k, v in row.items()} for row in rows)
+    else:
+        text()
+
+
+def _finite(value: Any) -> Any:
+    """NaN and infinities as None, recursively (JSON has neither)."""
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, (np.floating, np.integer)):
+        return v.item()
+    if isinstance(v, np.bool_):
+        return bool(v)
+    return str(v)
