@@ -1,0 +1,144 @@
+"""The package's layers: imports point down, never in a circle, never hidden in a function.
+
+Every module is parsed (``ast``, nothing is imported) and each import of a
+module of the package becomes an edge.  A module may import its own layer
+or the layers below it; ``LAYERS`` lists them bottom up.
+"""
+
+import ast
+import types
+from pathlib import Path
+
+import pytest
+
+import roofline_sym as rs
+from roofline_sym import _compat
+
+PACKAGE = Path(rs.__file__).parent
+
+# bottom up; a layer is a top-level module or subpackage of roofline_sym
+LAYERS = [
+    ("validate", "symbols", "renderers"),  # foundations: checks, the symbol factory, writers
+    ("devices",),   # hardware entries, datasets, TOML files, sources
+    ("model",),     # formats, terms and the roofline, GEMMs, recipes, presets, Linear
+    ("solve",),     # break-even
+    ("numeric",),   # shape sets, sweeps
+    ("output",),    # LaTeX, tables, plots
+    ("harness",),   # measuring, calibration, fidelity
+    ("cli",),       # the command line
+    ("__init__", "_compat"),  # the package: public names, old module paths
+]
+RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
+
+
+def _module_name(path: Path) -> str:
+    parts = ("roofline_sym",) + path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(module: str):
+    """(imported module, line, inside a function) for each import of the package."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    tree = ast.parse(path.read_text(), str(path))
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef,
+                                                             ast.AsyncFunctionDef))]
+    nested = {id(n) for f in functions for n in ast.walk(f) if n is not f}
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                base = ".".join(base + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            # "from pkg import name": the submodule pkg.name where there is one
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base
+                       for a in node.names]
+        for target in targets:
+            if target == "roofline_sym" or target.startswith("roofline_sym."):
+                while target not in MODULES:  # an attribute of a module
+                    target = target.rpartition(".")[0]
+                yield target, node.lineno, id(node) in nested
+
+
+EDGES = {m: list(_imports(m)) for m in MODULES}
+
+
+def test_every_module_has_a_layer():
+    assert {_layer(m) for m in MODULES} <= set(RANK)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_point_down(module):
+    up = [f"{target} (line {line})" for target, line, _ in EDGES[module]
+          if RANK[_layer(target)] > RANK[_layer(module)]]
+    assert not up, f"{module} imports a higher layer: {', '.join(up)}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_import_of_the_package_inside_a_function(module):
+    # lazy imports are for optional heavy dependencies (torch, matplotlib), not
+    # for the package's own modules, where they would hide a circle
+    hidden = [f"{target} (line {line})" for target, line, inside in EDGES[module] if inside]
+    assert not hidden, f"{module} imports inside a function: {', '.join(hidden)}"
+
+
+def test_no_import_cycle():
+    graph = {m: {t for t, _, _ in EDGES[m] if t != m} for m in MODULES}
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        path.append(m)
+        for t in sorted(graph[m]):
+            if state.get(t) == 1:
+                cycle = path[path.index(t):] + [t]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if t not in state:
+                visit(t)
+        path.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+
+
+def _public_functions() -> set[str]:
+    return {n for n in rs.__all__ if not isinstance(getattr(rs, n), (types.ModuleType, type))
+            and callable(getattr(rs, n))}
+
+
+def test_no_module_is_named_like_a_public_function():
+    # importing roofline_sym.<name> would set the package attribute to the module
+    names = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
+             if p.suffix == ".py" or (p / "__init__.py").exists()}
+    assert {"linear", "hardware", "breakeven", "sweep", "latex", "grid"} <= _public_functions()
+    assert not names & _public_functions()
+
+
+@pytest.mark.parametrize("package", sorted(m for m, p in MODULES.items()
+                                           if p.name == "__init__.py" and m != "roofline_sym"))
+def test_no_subpackage_exports_a_name_of_its_modules(package):
+    module = __import__(package, fromlist=["__all__"])
+    submodules = {m.rpartition(".")[2] for m in MODULES if m.rpartition(".")[0] == package}
+    assert not set(getattr(module, "__all__", ())) & submodules
+
+
+def test_old_paths_are_not_modules_and_lead_to_modules():
+    for old, new in {**_compat.MOVED, **_compat.PUBLIC}.items():
+        assert f"roofline_sym.{old}" not in MODULES
+        assert f"roofline_sym.{new}" in MODULES
