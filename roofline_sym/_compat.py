@@ -23,8 +23,7 @@ True
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.util
+import importlib.machinery
 import sys
 import types
 import warnings
@@ -59,8 +58,8 @@ PUBLIC = {
 _PACKAGE = __name__.rpartition(".")[0]
 
 
-class _Alias(importlib.abc.Loader):
-    """Loads an old path as the module it moved to."""
+class _Alias:
+    """Loads an old path as the module it moved to (an importlib loader)."""
 
     def __init__(self, old: str, new: str, warn: bool) -> None:
         self.old, self.new, self.warn = old, new, warn
@@ -79,13 +78,15 @@ class _Alias(importlib.abc.Loader):
         module.__spec__ = self.own_spec
 
 
-class _Finder(importlib.abc.MetaPathFinder):
+class _Finder:
+    """Finds the old paths (a ``sys.meta_path`` finder)."""
+
     def find_spec(self, fullname, path=None, target=None):
         package, _, name = fullname.rpartition(".")
         if package != _PACKAGE or not (name in MOVED or name in PUBLIC):
             return None
         new = f"{_PACKAGE}.{MOVED.get(name) or PUBLIC[name]}"
-        return importlib.util.spec_from_loader(fullname, _Alias(fullname, new, name in MOVED))
+        return importlib.machinery.ModuleSpec(fullname, _Alias(fullname, new, name in MOVED))
 
 
 class Package(types.ModuleType):

@@ -16,7 +16,6 @@ and ``write_hardware`` writes it only once it reads back.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -173,6 +172,8 @@ def _present(value: Any) -> bool:
 
 
 def _str(text: str) -> str:
+    import json  # only writing a file needs it
+
     return json.dumps(str(text), ensure_ascii=False)  # JSON escapes are valid TOML
 
 
