@@ -39,7 +39,7 @@ SHAPE_SYMBOLS = (M, K, N)
 # the parameter of a ray through shape space, e.g. M = K = N = x
 x = sympy.Symbol("x", positive=True)
 
-# name -> LaTeX, filled by the factory below; used by render.latex.
+# name -> LaTeX, filled by the factory below; used by output.printer.
 _LATEX: dict[sympy.Symbol, str] = {}
 
 
@@ -83,7 +83,7 @@ def hardware_symbol(name: str) -> sympy.Symbol:
     >>> hardware_symbol("P_fp8") is peak_flops("fp8")
     True
     """
-    gemm_dtypes = ("bf16", "fp16", "fp8", "fp4")  # hardware.GEMM_DTYPES
+    gemm_dtypes = ("bf16", "fp16", "fp8", "fp4")  # devices.entry.GEMM_DTYPES
     makers = {"BW": mem_bw, "eta_mem": mem_efficiency, "t_launch": launch_overhead}
     if name in makers:
         return makers[name]()

@@ -59,7 +59,7 @@ FAST_ACCUM = {"output": True, "grad_input": False, "grad_weight": False}
 CAST_RECIPES = ("tensorwise", "rowwise")
 
 # (recipe, "act" or "weight", kernel) -> (implementation, transposed): the
-# operation the harness runs for a kernel of recipes.py.  "transposed": the
+# operation the harness runs for a kernel of model/recipes.py.  "transposed": the
 # kernel reads the bf16 transpose (dim1 x dim0) an earlier kernel wrote.
 CAST_IMPLS: dict[tuple[str, str, str], tuple[str, bool]] = {
     ("tensorwise", "act", "amax"): ("amax", False),
@@ -79,7 +79,7 @@ MICRO = ("micro.launch", "micro.copy")
 
 
 def _cast_components() -> tuple[str, ...]:
-    # derived from recipes.py, so a kernel added there shows up here (and a
+    # derived from model/recipes.py, so a kernel added there shows up here (and a
     # test fails until CAST_IMPLS says how to run it)
     return tuple(f"cast.{r}.{role}.{k.name}" for r in CAST_RECIPES
                  for role, kernels in recipe(r, "training").kernels.items() for k in kernels)

@@ -119,7 +119,7 @@ class CudaEventTimer:
 
 def _cast_impls(torch: Any) -> dict[str, Callable]:
     """The cast kernels as small functions for torch.compile; each reads and
-    writes what the model's kernel of the same role says (recipes.py)."""
+    writes what the model's kernel of the same role says (model/recipes.py)."""
     fp8 = torch.float8_e4m3fn
     fmax = float(torch.finfo(fp8).max)
 
