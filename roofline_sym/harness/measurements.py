@@ -26,8 +26,8 @@ from typing import Any, Iterable, Mapping, TextIO
 
 import numpy as np
 
-from .components import _COMPONENT_SET, COMPONENTS, Case, costs
 from ..validate import parse_number
+from .components import _COMPONENT_SET, COMPONENTS, Case, costs
 
 __all__ = [
     "SCHEMA",

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import sympy
 
-from .. import symbols as S
 from .formats import ElementFormat, element
 from .term import GEMM_TIME_MODELS, Term, TermId, Work
 

@@ -25,8 +25,8 @@ from typing import Callable, Mapping
 
 import sympy
 
-from .formats import element, scaling
 from ..symbols import K, M, N
+from .formats import element, scaling
 
 __all__ = [
     "Kernel",
