@@ -43,6 +43,7 @@ OUTPUTS = (
     "speedup",
 )
 
+
 @dataclass(frozen=True)
 class BreakdownPieces:
     """What a model's LaTeX shows: every term's expression, by side in model
