@@ -29,8 +29,15 @@ __all__ = [
     "mem_bw",
     "mem_efficiency",
     "launch_overhead",
+    "half_flops",
+    "mem_half_bytes",
+    "kernel_efficiency",
+    "scaling_efficiency",
+    "KERNEL_KINDS",
+    "SCALING_FAMILIES",
     "hardware_symbol",
     "is_hardware_symbol",
+    "may_be_zero",
     "latex_name",
 ]
 
@@ -44,8 +51,10 @@ _LATEX: dict[sympy.Symbol, str] = {}
 
 
 @cache
-def _make(name: str, latex: str) -> sympy.Symbol:
-    sym = sympy.Symbol(name, positive=True)
+def _make(name: str, latex: str, positive: bool = True) -> sympy.Symbol:
+    # half sizes may be 0 (no size effect); every other hardware number is > 0
+    sym = (sympy.Symbol(name, positive=True) if positive
+           else sympy.Symbol(name, nonnegative=True, real=True))
     _LATEX[sym] = latex
     return sym
 
@@ -75,27 +84,86 @@ def launch_overhead() -> sympy.Symbol:
     return _make("t_launch", r"t_{\mathrm{launch}}")
 
 
+# Kernel classes: what limits a memory-bound kernel's achievable bandwidth.
+# cast: a contiguous cast (its amax pass included); transpose: a cast or copy
+# that reads or writes across rows (column scales, column-major output);
+# reduce: an amax reduction that only reads; elementwise: a pointwise op
+# (activation, gradient accumulation); norm: a normalization; rescale: a GEMM
+# output multiplied by its operands' row and column scales.
+KERNEL_KINDS = ("cast", "transpose", "reduce", "elementwise", "norm", "rescale")
+# Scaling families of low-precision GEMMs (their kernels differ in speed).
+SCALING_FAMILIES = ("tensorwise", "rowwise", "blockwise", "mx", "nvfp4")
+_GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")  # devices.entry.GEMM_DTYPES
+
+
+def half_flops(dtype: str) -> sympy.Symbol:
+    """FLOPs at which a ``dtype`` GEMM reaches half its large-GEMM rate
+    (``F_half_fp8``): time = (F + F_half) / (P eta)."""
+    return _make(f"F_half_{dtype}", rf"F_{{1/2,\mathrm{{{dtype}}}}}", positive=False)
+
+
+def mem_half_bytes() -> sympy.Symbol:
+    """Bytes at which a kernel reaches half its achievable bandwidth
+    (``B_half``): time = (B + B_half) / (BW eta)."""
+    return _make("B_half", r"B_{1/2}", positive=False)
+
+
+def kernel_efficiency(kind: str) -> sympy.Symbol:
+    """Achievable fraction of the peak bandwidth for kernels of class ``kind``
+    (``eta_cast``, ``eta_transpose``, ...; see ``KERNEL_KINDS``)."""
+    if kind not in KERNEL_KINDS:
+        raise ValueError(f"unknown kernel kind {kind!r}; known: {', '.join(KERNEL_KINDS)}")
+    return _make(f"eta_{kind}", rf"\eta_{{\mathrm{{{kind}}}}}")
+
+
+def scaling_efficiency(family: str) -> sympy.Symbol:
+    """A low-precision GEMM's rate with ``family`` scaling relative to its
+    dtype's (``kappa_blockwise``)."""
+    if family not in SCALING_FAMILIES:
+        raise ValueError(f"unknown scaling family {family!r}; "
+                         f"known: {', '.join(SCALING_FAMILIES)}")
+    return _make(f"kappa_{family}", rf"\kappa_{{\mathrm{{{family}}}}}")
+
+
 def hardware_symbol(name: str) -> sympy.Symbol:
     """A hardware symbol by its name (``"BW"``, ``"P_fp8"``, ``"eta_mem"``, ...).
 
-    ``P_<dtype>`` and ``eta_<dtype>`` exist for the GEMM dtypes bf16, fp16, fp8, fp4.
+    ``P_<dtype>``, ``eta_<dtype>`` and ``F_half_<dtype>`` exist for the GEMM
+    dtypes bf16, fp16, fp8, fp4; ``eta_<kind>`` for the ``KERNEL_KINDS``;
+    ``kappa_<family>`` for the ``SCALING_FAMILIES``.
 
     >>> hardware_symbol("P_fp8") is peak_flops("fp8")
     True
+    >>> hardware_symbol("eta_cast"), hardware_symbol("F_half_bf16")
+    (eta_cast, F_half_bf16)
     """
-    gemm_dtypes = ("bf16", "fp16", "fp8", "fp4")  # devices.entry.GEMM_DTYPES
-    makers = {"BW": mem_bw, "eta_mem": mem_efficiency, "t_launch": launch_overhead}
+    makers = {"BW": mem_bw, "eta_mem": mem_efficiency, "t_launch": launch_overhead,
+              "B_half": mem_half_bytes}
     if name in makers:
         return makers[name]()
-    kind, _, dtype = name.partition("_")
-    if kind in ("P", "eta") and dtype in gemm_dtypes:
-        return (peak_flops if kind == "P" else gemm_efficiency)(dtype)
+    if name.startswith("F_half_") and name[7:] in _GEMM_DTYPES:
+        return half_flops(name[7:])
+    kind, _, rest = name.partition("_")
+    if kind in ("P", "eta") and rest in _GEMM_DTYPES:
+        return (peak_flops if kind == "P" else gemm_efficiency)(rest)
+    if kind == "eta" and rest in KERNEL_KINDS:
+        return kernel_efficiency(rest)
+    if kind == "kappa" and rest in SCALING_FAMILIES:
+        return scaling_efficiency(rest)
     raise ValueError(f"unknown hardware symbol {name!r}; known: BW, eta_mem, t_launch, "
-                     f"P_<dtype> and eta_<dtype> for the GEMM dtypes {', '.join(gemm_dtypes)}")
+                     f"B_half, P_<dtype>, eta_<dtype> and F_half_<dtype> for the GEMM dtypes "
+                     f"{', '.join(_GEMM_DTYPES)}, eta_<kind> for the kernel kinds "
+                     f"{', '.join(KERNEL_KINDS)}, kappa_<family> for "
+                     f"{', '.join(SCALING_FAMILIES)}")
 
 
 def is_hardware_symbol(sym: sympy.Basic) -> bool:
     return sym in _LATEX
+
+
+def may_be_zero(name: str) -> bool:
+    """Whether the hardware number named ``name`` may be 0 (a half size)."""
+    return name == "B_half" or name.startswith("F_half_")
 
 
 def latex_name(sym: sympy.Symbol) -> str:

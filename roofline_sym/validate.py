@@ -49,9 +49,11 @@ def parse_number(text: str, what: str, *, positive: bool = True, integer: bool =
     return value
 
 
-def positive_array(value: Any, name: str, limit: float = math.inf) -> np.ndarray:
+def positive_array(value: Any, name: str, limit: float = math.inf,
+                   allow_zero: bool = False) -> np.ndarray:
     """A number or array of ints / floats as float64 (no copy if already so), every
-    element positive, finite and at most ``limit``; empty arrays pass."""
+    element positive (or zero, with ``allow_zero``), finite and at most ``limit``;
+    empty arrays pass."""
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError):
@@ -59,8 +61,9 @@ def positive_array(value: Any, name: str, limit: float = math.inf) -> np.ndarray
     if raw.dtype.kind not in "iuf":
         raise ValueError(f"{name} must be a number or array of numbers, not {value!r}")
     arr = raw.astype(np.float64, copy=False)
-    if not np.all(np.isfinite(arr) & (arr > 0)):
-        raise ValueError(f"{name} must be positive and finite; got {value!r}")
+    if not np.all(np.isfinite(arr) & ((arr >= 0) if allow_zero else (arr > 0))):
+        raise ValueError(f"{name} must be {'non-negative' if allow_zero else 'positive'} "
+                         f"and finite; got {value!r}")
     if np.any(arr > limit):
         raise ValueError(f"{name} must be at most {_bound(limit)}; got {value!r}")
     return arr

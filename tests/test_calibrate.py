@@ -62,7 +62,11 @@ def test_size_dependent_fit_of_size_independent_data_finds_no_size_dependence(de
 
 def test_size_dependent_efficiency_maps_onto_the_linear_model():
     cal = Calibration.of(rs.hardware("h200"))
-    cal = Calibration(cal.hardware, cal.base, cal.values, {"bf16": 4e9, "fp8": 7e9})
+    half = {"bf16": 4e9, "fp8": 7e9}
+    # the flat component model plus half sizes: no per-class kernel efficiencies
+    hw = cal.hardware.replace(gemm_half_flops=half, kernel_efficiency={}, mem_half_bytes=None,
+                              scaling_efficiency={})
+    cal = Calibration(hw, cal.base, cal.values, half)
     M, K, N = np.array([[512.0, 1024, 8192], [512, 4096, 8192], [512, 1024, 28672]])
     lowp = [f"gemm.fp8_tensorwise.{g}" for g in ms.GEMM_NAMES] + [
         c for c in ms.COMPONENTS if c.startswith("cast.tensorwise.")]

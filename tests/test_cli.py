@@ -64,7 +64,7 @@ def test_recipes(capsys):
     code, out, _ = run(capsys, "recipes", "--mode", "inference")
     assert code == 0 and out.split() == [
         "tensorwise", "rowwise", "mxfp8", "mxfp4", "nvfp4", "nvfp4_static",
-        "nvfp4_no_global_scale"]
+        "nvfp4_no_global_scale", "blockwise"]
 
 
 def test_eval_json(capsys):

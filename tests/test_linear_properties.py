@@ -187,7 +187,7 @@ def test_peak_ratio_bound_needs_its_restriction():
     sub = shape_sub(16, 8192, 8192)
     assert not baseline_gemms_compute_bound(mb, sub)
     speedup = float(mb.evaluate(M=16, K=8192, N=8192)["speedup"])
-    assert float(peak_ratio(mb)) < 1.1 < 1.5 < speedup <= 2
+    assert float(peak_ratio(mb)) < 1.1 < speedup <= 2
 
 
 # ---------------------------------------------------------------------------

@@ -27,7 +27,7 @@ def test_every_cast_kernel_of_the_measured_recipes_has_an_implementation():
     assert used == set(ms.CAST_IMPLS), "CAST_IMPLS has stale or missing kernels"
     n_kernels = sum(len(ks) for r in ms.CAST_RECIPES
                     for ks in rs.linear(r, fuse=False).recipe.kernels.values())
-    assert len(casts) == n_kernels == 17
+    assert len(casts) == n_kernels == 18
 
 
 @pytest.mark.parametrize("component, op", [
@@ -38,8 +38,9 @@ def test_every_cast_kernel_of_the_measured_recipes_has_an_implementation():
     ("cast.tensorwise.input.amax", ("amax", 16, 32)),
     ("cast.tensorwise.weight.cast_dim1", ("tw_cast_t", 32, 48)),
     ("cast.tensorwise.grad_output.cast_dim0_dim1", ("tw_cast_dim0_dim1", 16, 48)),
-    ("cast.rowwise.input.cast_dim1", ("rw_rows", 32, 16)),
-    ("cast.rowwise.weight.cast_dim1", ("rw_cols", 48, 32)),
+    ("cast.rowwise.input.cast_cols", ("rw_cols", 16, 32)),
+    ("cast.rowwise.weight.cast_cols", ("rw_rows", 32, 48)),
+    ("cast.rowwise.grad_weight.rescale", ("rescale", 32, 48)),
     ("micro.copy", ("copy", 16)),
     ("micro.launch", ("launch",)),
 ])
@@ -70,7 +71,8 @@ def test_components_compose_to_the_models_speedup():
         def total(comps):
             return sum(ms.model_times(*ms.costs([c] * 3, M, K, N), H200) for c in comps)
 
-        want = rs.linear(recipe, fuse=False).on(rs.hardware("h200")).evaluate(M, K, N)["speedup"]
+        want = rs.linear(recipe, fuse=False, efficiency="flat").on(
+            rs.hardware("h200")).evaluate(M, K, N)["speedup"]
         np.testing.assert_allclose(total(base) / total(lowp), want, rtol=1e-12)
 
 
@@ -273,7 +275,7 @@ def test_harness_grid_loop_and_csv_work_without_torch():
         timer = lambda f, warmup, repeats: [1e-5] * repeats
         rows = list(ms.run(ms.grid("quick"), lambda c: c, timer))
         buf = io.StringIO(); ms.write_csv(rows, buf)
-        assert len(ms.parse_csv(buf.getvalue())) == len(rows) == 110
+        assert len(ms.parse_csv(buf.getvalue())) == len(rows) == 114
         try:
             ms.measure("out.csv")
         except ms.MeasureError as exc:
@@ -316,7 +318,12 @@ def test_torch_ops_move_the_bytes_the_model_charges(component):
     out = fn()
     moved = _nbytes(fn.args) + _nbytes(list(fn.keywords.values())) + _nbytes(out)
     slack = 8 if case.kind != "cast" else 4 * (M + K + N) + 8
-    assert abs(moved - case.bytes) <= slack, (moved, case.bytes)
+    charged = case.bytes
+    if case.kind == "cast":  # a second pass over the same input (amax, then cast)
+        _, r, role, name = component.split(".")
+        kernel = next(k for k in rs.linear(r).recipe.kernels[role] if k.name == name)
+        charged -= 2 * (len(kernel.reads) - len(set(kernel.reads))) * case.op[1] * case.op[2]
+    assert abs(moved - charged) <= slack, (moved, charged)
     if case.kind == "gemm":
         m, k, n = case.op[2:5]
         assert tuple(out.shape) == (m, n) and out.dtype == torch.bfloat16
@@ -349,10 +356,10 @@ def test_measure_writes_the_file_with_injected_ops_and_timer(tmp_path):
     m = ms.read_csv(path)
     assert len(m) == len(cases) and m.gpu == "cpu"
     assert m.comments[0] == "roofline_sym measurements, schema 1"
-    assert m.comments[-1].startswith("finished: 28 rows")
+    assert m.comments[-1].startswith("finished: 29 rows")
     assert "timer function" in m.comments[2]
-    assert messages[0].startswith("measuring 28 cases on cpu")
-    assert messages[-1].startswith("wrote 28")
+    assert messages[0].startswith("measuring 29 cases on cpu")
+    assert messages[-1].startswith("wrote 29")
 
 
 def test_measure_without_torch_writes_skips_as_comments(tmp_path):
@@ -365,4 +372,4 @@ def test_measure_without_torch_writes_skips_as_comments(tmp_path):
                       make_op=make_op, timer=FakeTimer(), env={"gpu": "Fake"}, progress=None)
     m = ms.read_csv(path)
     assert {c.kind for c in m.cases} == {"gemm", "micro"}
-    assert sum(c.startswith("skipped cast.") for c in m.comments) == 17
+    assert sum(c.startswith("skipped cast.") for c in m.comments) == 18

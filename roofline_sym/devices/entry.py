@@ -45,6 +45,15 @@ BLOCK_SCALINGS = ("mx", "nvfp4")
 FLOPS_RANGE = (1e12, 1e17)  # FLOP/s
 BW_RANGE = (1e11, 5e13)  # bytes/s
 LAUNCH_RANGE = (0.0, 1e-3)  # seconds, lower bound exclusive
+# The size-dependent efficiency tables: keys, range, unit.  A half size is the
+# work at which half the asymptotic rate is reached (0: none); a scaling
+# factor compares a scaled GEMM with its dtype's plain rate.
+_MODEL_TABLES = {
+    "gemm_half_flops": (GEMM_DTYPES, 0.0, 1e13, " FLOP"),
+    "kernel_efficiency": (S.KERNEL_KINDS, 0.01, 1.0, ""),
+    "scaling_efficiency": (S.SCALING_FAMILIES, 0.05, 1.5, ""),
+}
+HALF_BYTES_MAX = 1e10
 
 
 class HardwareError(ValueError):
@@ -146,6 +155,11 @@ class Hardware:
     block_scaling: tuple[str, ...] | None = None  # None: not stated, not checked
     memory_bytes: sympy.Rational | None = None
     l2_bytes: sympy.Rational | None = None
+    # the size-dependent efficiency model (preset "default"); see docs/model.md
+    gemm_half_flops: Mapping[str, sympy.Rational] = field(default_factory=dict)
+    mem_half_bytes: sympy.Rational | None = None
+    kernel_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
+    scaling_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
@@ -160,9 +174,10 @@ class Hardware:
                                                   f"{self.name!r}")
         try:  # field by field, so that an error names the field
             set_("peak_flops", _mapping(self.peak_flops, "peak_flops"))
-            set_("gemm_efficiency", _mapping(self.gemm_efficiency, "gemm_efficiency"))
+            for name in ("gemm_efficiency", *_MODEL_TABLES):
+                set_(name, _mapping(getattr(self, name), name))
             for name in ("mem_bw", "mem_efficiency", "launch_overhead",
-                         "memory_bytes", "l2_bytes"):
+                         "memory_bytes", "l2_bytes", "mem_half_bytes"):
                 value = getattr(self, name)
                 set_(name, None if value is None else _exact(value, name))
             set_("aliases", _strings(self.aliases, "aliases"))
@@ -224,11 +239,27 @@ class Hardware:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 yield name, "must be positive"
+        yield from self._model_problems()
+
+    def _model_problems(self) -> Iterator[tuple[str, str]]:
+        """The size-dependent efficiency fields: known keys, physical ranges."""
+        for table, (keys, lo, hi, unit) in _MODEL_TABLES.items():
+            for key, value in getattr(self, table).items():
+                name = f"{table}.{key}"
+                if key not in keys:
+                    yield name, f"unknown key; known: {', '.join(keys)}"
+                elif table == "gemm_half_flops" and key not in self.peak_flops:
+                    yield name, f"there is no {key} peak to apply it to"
+                elif not lo <= value <= hi:
+                    yield name, f"{float(value):.4g}{unit} is outside {lo:g}..{hi:g}{unit}"
+        if self.mem_half_bytes is not None and not 0 <= self.mem_half_bytes <= HALF_BYTES_MAX:
+            yield ("mem_half_bytes", f"{float(self.mem_half_bytes):.4g} B is outside "
+                   f"0..{HALF_BYTES_MAX:.0e} B")
 
     # -- identity -----------------------------------------------------------
     def _key(self) -> tuple:
         scaling = None if self.block_scaling is None else tuple(sorted(set(self.block_scaling)))
-        return (self.dataset, self.name, tuple(sorted(self.parameters.items(), key=str)),
+        return (self.dataset, self.name, tuple(sorted(self.stated.items(), key=str)),
                 scaling)
 
     def __eq__(self, other: object) -> bool:
@@ -243,6 +274,13 @@ class Hardware:
     # -- use ----------------------------------------------------------------
     @property
     def parameters(self) -> dict[sympy.Symbol, sympy.Rational]:
+        """``{hardware Symbol: exact value}`` for every number a model may use:
+        the entry's own and, where it says nothing, the defaults of the
+        size-dependent model (``defaulted``)."""
+        return self.defaulted()
+
+    @property
+    def stated(self) -> dict[sympy.Symbol, sympy.Rational]:
         """``{hardware Symbol: exact value}`` for every number this entry has."""
         out: dict[sympy.Symbol, sympy.Rational] = {S.mem_bw(): self.mem_bw}
         for dtype, value in self.peak_flops.items():
@@ -255,6 +293,33 @@ class Hardware:
             out[S.mem_efficiency()] = self.mem_efficiency
         if self.launch_overhead is not None:
             out[S.launch_overhead()] = self.launch_overhead
+        for dtype, value in self.gemm_half_flops.items():
+            out[S.half_flops(dtype)] = value
+        if self.mem_half_bytes is not None:
+            out[S.mem_half_bytes()] = self.mem_half_bytes
+        for kind, value in self.kernel_efficiency.items():
+            out[S.kernel_efficiency(kind)] = value
+        for family, value in self.scaling_efficiency.items():
+            out[S.scaling_efficiency(family)] = value
+        return out
+
+    def defaulted(self) -> dict[sympy.Symbol, sympy.Rational]:
+        """The values the size-dependent model takes where this entry says
+        nothing: no half sizes (0), every kernel class at ``mem_efficiency``,
+        every scaling family at its dtype's rate (1).
+
+        >>> hw = Hardware("Toy", peak_flops={"bf16": 1e15}, mem_bw=2e12, mem_efficiency=0.9)
+        >>> d = hw.defaulted()
+        >>> d[S.kernel_efficiency("cast")], d[S.half_flops("bf16")], d[S.mem_half_bytes()]
+        (9/10, 0, 0)
+        """
+        out: dict[sympy.Symbol, sympy.Rational] = {S.mem_half_bytes(): sympy.Integer(0)}
+        out.update({S.half_flops(d): sympy.Integer(0) for d in self.peak_flops
+                    if d in GEMM_DTYPES})
+        out.update({S.scaling_efficiency(f): sympy.Integer(1) for f in S.SCALING_FAMILIES})
+        if self.mem_efficiency is not None:
+            out.update({S.kernel_efficiency(k): self.mem_efficiency for k in S.KERNEL_KINDS})
+        out.update(self.stated)
         return out
 
     def supports(self, dtype: str) -> bool:
@@ -328,6 +393,45 @@ class Hardware:
         object.__setattr__(new, "sources", MappingProxyType(sources))  # new, not yet shared
         return new
 
+    def with_values(self, values: Mapping[Any, Any], source: str | None = None,
+                    **changes: Any) -> "Hardware":
+        """A copy with the numbers behind hardware symbols changed (``{"eta_fp8":
+        0.8, "B_half": 3e7}``, names or symbols), each citing ``source`` (else
+        ``Hardware.replace``'s override note); ``changes``: other fields to set.
+
+        >>> hw = Hardware("Toy", peak_flops={"bf16": 1e15}, mem_bw=2e12, mem_efficiency=0.9)
+        >>> new = hw.with_values({"eta_cast": 0.5, "F_half_bf16": 1e9}, source="fitted")
+        >>> new.kernel_efficiency["cast"], new.sources["kernel_efficiency"]
+        (1/2, 'fitted')
+        """
+        fields: dict[str, Any] = {}
+        for name, value in values.items():
+            key = str(name)
+            if key not in _FIELD_OF:
+                raise ValueError(f"{key!r} is not a hardware symbol; known: "
+                                 f"{', '.join(sorted(_FIELD_OF))}")
+            head, _, sub = _FIELD_OF[key].partition(".")
+            if sub:
+                table = fields.setdefault(head, dict(getattr(self, head)))
+                table[sub] = value
+            else:
+                fields[head] = value
+        new = self.replace(**fields, **changes)
+        if source is None:
+            return new
+        sources = dict(new.sources)
+        for name, value in fields.items():
+            if not isinstance(value, dict):
+                sources[name] = source
+                continue
+            # a table keeps the sources of the keys left alone
+            changed = [k for k, v in value.items() if getattr(self, name).get(k) != v]
+            old = self.sources.get(name, "")
+            kept = old if old and old != OVERRIDE_SOURCE and set(changed) != set(value) else ""
+            mine = f"{', '.join(changed)}: {source}" if kept else source
+            sources[name] = f"{kept} | {mine}" if kept else mine
+        return replace(new, sources=sources)
+
     def as_row(self) -> dict[str, Any]:
         """The entry's numbers as one flat row of floats (None where absent),
         for tables, JSON and CSV.
@@ -372,6 +476,20 @@ class Hardware:
             row("memory", f"{float(self.memory_bytes) / 1e9:g} GB", "memory_bytes")
         if self.l2_bytes is not None:
             row("L2 cache", f"{float(self.l2_bytes) / 1e6:g} MB", "l2_bytes")
+        if self.gemm_half_flops:
+            row("GEMM half size", ", ".join(f"{d} {float(v) / 1e9:g} GFLOP"
+                                           for d, v in self.gemm_half_flops.items()),
+                "gemm_half_flops")
+        if self.mem_half_bytes is not None:
+            row("kernel half size", f"{float(self.mem_half_bytes) / 1e6:g} MB", "mem_half_bytes")
+        if self.kernel_efficiency:
+            row("kernel efficiency", ", ".join(f"{k} {float(v):.3g}"
+                                              for k, v in self.kernel_efficiency.items()),
+                "kernel_efficiency")
+        if self.scaling_efficiency:
+            row("scaled-GEMM factor", ", ".join(f"{k} {float(v):.3g}"
+                                               for k, v in self.scaling_efficiency.items()),
+                "scaling_efficiency")
         lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
 
@@ -386,10 +504,15 @@ _FIELD_OF = {
     "t_launch": "launch_overhead",
     **{f"P_{d}": f"peak_flops.{d}" for d in GEMM_DTYPES},
     **{f"eta_{d}": f"gemm_efficiency.{d}" for d in GEMM_DTYPES},
+    **{f"F_half_{d}": f"gemm_half_flops.{d}" for d in GEMM_DTYPES},
+    "B_half": "mem_half_bytes",
+    **{f"eta_{k}": f"kernel_efficiency.{k}" for k in S.KERNEL_KINDS},
+    **{f"kappa_{f}": f"scaling_efficiency.{f}" for f in S.SCALING_FAMILIES},
 }
 
 # The source a field changed by Hardware.replace cites (unless sources= is given).
 OVERRIDE_SOURCE = "user override (Hardware.replace)"
 # The fields that cite a source (the numbers and block_scaling), in file order.
 SOURCED = ("peak_flops", "gemm_efficiency", "mem_bw", "mem_efficiency", "launch_overhead",
-           "block_scaling", "memory_bytes", "l2_bytes")
+           "block_scaling", "memory_bytes", "l2_bytes", "gemm_half_flops", "mem_half_bytes",
+           "kernel_efficiency", "scaling_efficiency")

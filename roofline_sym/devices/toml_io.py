@@ -44,6 +44,10 @@ TOML_FIELDS = {
     "block_scaling": "block_scaling",
     "memory_bytes": "memory_bytes",
     "l2_bytes": "l2_bytes",
+    "gemm_half_flops": "gemm_half_flops",
+    "mem_half_bytes": "mem_half_bytes",
+    "kernel_efficiency": "kernel_efficiency",
+    "scaling_efficiency": "scaling_efficiency",
 }
 _OTHER = {"name", "aliases", "notes", "sources"}
 _TOML_NAME = {hw_field: toml_field for toml_field, hw_field in TOML_FIELDS.items()}
@@ -104,7 +108,8 @@ def parse(data: dict, origin: str, dataset_name: str | None = None) -> Dataset:
         for required in ("peak_flops_per_s", "mem_bw_bytes_per_s"):
             if required not in raw:
                 raise fail(f"entry {label}, field {required!r}: required")
-        for table in ("peak_flops_per_s", "gemm_efficiency"):
+        for table in ("peak_flops_per_s", "gemm_efficiency", "gemm_half_flops",
+                      "kernel_efficiency", "scaling_efficiency"):
             if table in raw and not isinstance(raw[table], dict):
                 raise fail(f"entry {label}, field {table!r}: expected a table such as "
                            f"{{ bf16 = ..., fp8 = ... }}, got {raw[table]!r}")

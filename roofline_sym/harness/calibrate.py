@@ -61,9 +61,9 @@ def hardware_values(hw: Hardware) -> dict[str, float]:
     """``{symbol name: float}`` of a hardware entry (``P_fp8``, ``eta_mem``...).
 
     >>> hardware_values(lookup_hardware("h200"))["eta_fp8"]
-    0.734
+    0.8589
     """
-    return {str(k): float(v) for k, v in hw.parameters.items()}
+    return {str(k): float(v) for k, v in hw.stated.items()}
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,8 +107,10 @@ class Calibration:
                   if k.startswith("eta_") or k == "t_launch"}
         toml_sources = {TOML_FIELDS[k]: v for k, v in (entry_sources or {}).items()
                         if k in TOML_FIELDS}
-        return cls(hw, base or hw, values, source=os.fspath(source),
-                   meas_sources=dict(sources or {}), toml_sources=toml_sources)
+        return cls(hw, base or hw, values,
+                   {d: float(v) for d, v in hw.gemm_half_flops.items() if v},
+                   source=os.fspath(source), meas_sources=dict(sources or {}),
+                   toml_sources=toml_sources)
 
     @classmethod
     def load(cls, path: str | os.PathLike, base: Hardware | None = None) -> "Calibration":
@@ -131,7 +133,7 @@ class Calibration:
 
         >>> cal = Calibration.of(lookup_hardware("h200"))
         >>> float(cal.efficiency("fp8", 1e12))
-        0.734
+        0.8589
         """
         eta = float(self.hardware.gemm_efficiency[dtype])
         f0 = self.flops_half.get(dtype, 0.0)
@@ -165,16 +167,11 @@ class Calibration:
         """
         if model.hardware is not None:
             raise ValueError("Calibration.evaluate needs an unbound model (no .on(hw))")
-        if not self.flops_half:
-            return model.on(self.hardware).evaluate(M, K, N)
-        # every GEMM of a linear layer (training's three, inference's one) has
-        # F = 2 M K N, so one efficiency per shape is exact
-        flops = 2.0 * np.asarray(M, float) * np.asarray(K, float) * np.asarray(N, float)
-        values = self.parameters()
-        for d in self.flops_half:
-            values[f"eta_{d}"] = self.efficiency(d, flops)
-        free = {str(s) for s in model.free_hardware_symbols}
-        return model.evaluate(M, K, N, **{k: v for k, v in values.items() if k in free})
+        if self.flops_half and model.options.efficiency != "size":
+            raise ValueError("a size-dependent calibration prices GEMMs with their half "
+                             "sizes: evaluate a model with efficiency='size'")
+        # the size-dependent model's (F + F_half) / (P eta) is eta_max F / (F + F_half)
+        return model.on(self.hardware).evaluate(M, K, N)
 
     # -- the hardware file -----------------------------------------------------------
     def to_toml(self, path: str | os.PathLike) -> Path:
@@ -440,12 +437,17 @@ def _fitted_calibration(meas: Measurements, base: Hardware, fitted: dict[str, fl
                                      + (f"; {', '.join(kept)} kept from BASE" if kept else ""))
     hw_sources["mem_efficiency"] = f"MEAS; over {counts['eta_mem']} memory-bound rows"
     hw_sources["launch_overhead"] = f"MEAS; over {counts['t_launch']} launch-bound rows"
+    # the component fit prices kernels at one memory efficiency and GEMMs by
+    # their dtype alone: the entry drops the base's per-class efficiencies
+    half = {}
     if flops_half:
+        half.update(flops_half)
+        hw_sources["gemm_half_flops"] = "MEAS; " + ", ".join(
+            f"{d} a fixed {_fixed_us(v, base, values, d):.2g} us per GEMM"
+            for d, v in flops_half.items())
         notes = notes + [
-            "Size-dependent GEMM efficiency eta_d(F) = eta_max_d * F / (F + F0_d), F = 2 M K N; "
-            "gemm_efficiency holds eta_max_d; " + ", ".join(
-                f"F0_{d} = {v:.3g} FLOP (a fixed {_fixed_us(v, base, values, d):.2g} us per GEMM)"
-                for d, v in flops_half.items())]
+            "Size-dependent GEMM efficiency eta_d(F) = eta_max_d * F / (F + F_half_d), "
+            "F = 2 M K N: gemm_efficiency holds eta_max_d, gemm_half_flops F_half_d"]
     notes = [f"Fitted to {file_name}: {len(meas)} rows, rms log error {rms:.3f}.", *notes]
     efficiency = dict(base.gemm_efficiency)
     efficiency.update({d: values[f"eta_{d}"] for d in dtypes})
@@ -454,7 +456,8 @@ def _fitted_calibration(meas: Measurements, base: Hardware, fitted: dict[str, fl
         hw = base.replace(
             name=name or f"{base.name} (calibrated)", aliases=aliases, gemm_efficiency=efficiency,
             mem_efficiency=values["eta_mem"], launch_overhead=values["t_launch"],
-            sources=hw_sources, notes=tuple(notes), dataset="calibrated")
+            gemm_half_flops=half, kernel_efficiency={}, mem_half_bytes=None,
+            scaling_efficiency={}, sources=hw_sources, notes=tuple(notes), dataset="calibrated")
     except ValueError as exc:
         raise ValueError(f"{meas.source}: the fitted values are not a valid hardware entry: "
                          f"{exc}") from None

@@ -10,8 +10,8 @@ the FLOPs and bytes the model charges for it (``costs``, ``model_times``).
 ('gemm', 'fp8_rowwise', 16384, 1024, 8192, False)
 >>> c.dtype, c.flops, c.bytes    # rowwise: fp32 scales per row of a, per column of b
 ('fp8', 274877906944.0, 293699584.0)
->>> Case("cast.rowwise.input.cast_dim1", 16384, 8192, 1024).op   # reads the bf16 transpose
-('rw_rows', 8192, 16384)
+>>> Case("cast.rowwise.input.cast_cols", 16384, 8192, 1024).op   # an fp32 scale per column
+('rw_cols', 16384, 8192)
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import sympy
 from .. import symbols as S
 from ..model.formats import element
 from ..model.linear import linear
-from ..model.recipes import gemm_dims, recipe, role_dims
+from ..model.recipes import gemm_dims, recipe, tensor_dims
 # the time of a row is the model's roofline, numerically
 from ..model.term import Term, TermId, Work, roofline_times as model_times
 
@@ -69,11 +69,12 @@ CAST_IMPLS: dict[tuple[str, str, str], tuple[str, bool]] = {
     ("tensorwise", "weight", "amax_final"): ("amax_final", False),
     ("tensorwise", "weight", "cast_dim0"): ("tw_cast", False),
     ("tensorwise", "weight", "cast_dim1"): ("tw_cast_t", False),
-    ("rowwise", "act", "cast_dim0_transpose"): ("rw_rows_transpose", False),
-    ("rowwise", "act", "cast_dim1"): ("rw_rows", True),
-    ("rowwise", "weight", "cast_dim0"): ("rw_cols", False),
-    ("rowwise", "weight", "transpose"): ("transpose", False),
-    ("rowwise", "weight", "cast_dim1"): ("rw_cols", True),
+    ("rowwise", "act", "cast_rows"): ("rw_rows", False),
+    ("rowwise", "act", "cast_cols"): ("rw_cols", False),
+    # the weight is stored N x K: its row cast scales the columns of K x N
+    ("rowwise", "weight", "cast_rows"): ("rw_cols", False),
+    ("rowwise", "weight", "cast_cols"): ("rw_rows", False),
+    ("rowwise", "act", "rescale"): ("rescale", False),
 }
 MICRO = ("micro.launch", "micro.copy")
 
@@ -95,8 +96,9 @@ _COMPONENT_SET = frozenset(COMPONENTS)
 
 @cache
 def _linear(recipe_name: str):
-    # standalone kernels read their input from memory: the unfused model
-    return linear(recipe_name, mode="training", fuse=False, preset="default")
+    # standalone kernels read their input from memory: the unfused model, priced
+    # with flat efficiencies (what the component fit calibrates)
+    return linear(recipe_name, mode="training", fuse=False, preset="default", efficiency="flat")
 
 
 def model_term(component: str) -> Term:
@@ -212,7 +214,7 @@ class Case:
                 raise ValueError(f"no implementation of kernel {kernel!r} of {recipe_name} "
                                  f"({role}) in components.CAST_IMPLS")
             impl, transposed = CAST_IMPLS[key]
-            d0, d1 = (dims[d] for d in role_dims("training")[role])
+            d0, d1 = (dims[d] for d in tensor_dims("training")[role])
             return (impl, d1, d0) if transposed else (impl, d0, d1)
         return ("launch",) if self.component == "micro.launch" else ("copy", self.M)
 

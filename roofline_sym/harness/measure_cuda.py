@@ -159,8 +159,13 @@ def _cast_impls(torch: Any) -> dict[str, Callable]:
     def transpose(x):  # read bf16, write the bf16 transpose
         return x.t().contiguous()
 
+    def rescale(x):  # a GEMM output times its operands' row and column scales
+        rows = x.new_ones(x.shape[0], 1, dtype=torch.float32)
+        cols = x.new_ones(1, x.shape[1], dtype=torch.float32)
+        return (x.float() * rows * cols).to(x.dtype)
+
     return {f.__name__: f for f in (amax, amax_final, tw_cast, tw_cast_t, tw_cast_dim0_dim1,
-                                    rw_rows, rw_rows_transpose, rw_cols, transpose)}
+                                    rw_rows, rw_rows_transpose, rw_cols, transpose, rescale)}
 
 
 class TorchOps:

@@ -10,7 +10,7 @@ nothing per term.  ``Linear.evaluate`` and ``Linear.evaluate_terms`` use it.
 >>> m = rs.linear("tensorwise").on("h100")
 >>> c = CompiledTerms(m.terms, [])
 >>> round(float(c.totals(8192, 8192, 8192, {})[("lowp", "gemm")]), 6)
-0.002351
+0.001941
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class CompiledTerms:
         if unknown:
             raise ValueError(f"unknown hardware value(s) {sorted(unknown)}; this model's "
                              f"free symbols are {names}")
-        hw = [positive_array(hardware_values[n], n) for n in names]
+        hw = [positive_array(hardware_values[n], n, allow_zero=S.may_be_zero(n)) for n in names]
         shape = np.broadcast_shapes(*(a.shape for a in shapes + hw))
         with np.errstate(all="ignore"):
             values = [np.broadcast_to(np.asarray(v, dtype=np.float64), shape)

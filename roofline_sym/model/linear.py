@@ -28,8 +28,10 @@ from .compiled import GROUPS, CompiledTerms
 from .formats import element, scaling
 from .gemm import Gemm
 from .presets import Options, options
-from .recipes import FUSABLE_ROLES, Kernel, Recipe, gemm_dims, recipe as get_recipe, role_dims
+from .recipes import (FUSABLE_ROLES, Kernel, Recipe, gemm_dims, recipe as get_recipe, role_dims,
+                      tensor_dims)
 from .term import Term, TermId, Work
+from .workloads import Workload, workload as get_workload
 
 __all__ = ["Linear", "linear", "OUTPUTS", "BreakdownPieces"]
 
@@ -73,28 +75,44 @@ def _gemm_scale_bytes(r: Recipe, gemm: str, m, k, n, opts: Options) -> sympy.Exp
     return sympy.floor((m * k + k * n) / block) * element(r.gemm_format(gemm)).bytes
 
 
-def _terms(r: Recipe, mode: str, fuse: bool, opts: Options) -> tuple[Term, ...]:
-    def kernel(id: TermId, nbytes: sympy.Expr) -> Term:
-        return Term.roofline(id, Work(bytes=nbytes), launch_floor=opts.launch_floor)
+def _terms(r: Recipe, mode: str, fuse: bool, opts: Options, w: Workload) -> tuple[Term, ...]:
+    def price(id: TermId, work: Work) -> Term:
+        return Term.roofline(id, work, gemm_time=opts.gemm_time, launch_floor=opts.launch_floor,
+                             efficiency=opts.efficiency)
 
     terms = []
     for gemm, (m, k, n) in gemm_dims(mode).items():
-        terms.append(Gemm(gemm, m, k, n, "bf16").term("baseline", opts.gemm_time))
-    if mode == "inference" and fuse:
-        terms.append(kernel(TermId("baseline", "activation", "input"),
-                            _BF16_ACTIVATION.bytes(*role_dims(mode)["input"])))
+        terms.append(price(TermId("baseline", "gemm", gemm), Gemm(gemm, m, k, n, "bf16").work))
+    if mode == "inference" and fuse and w.casts:
+        terms.append(price(TermId("baseline", "activation", "input"),
+                           Work(bytes=_BF16_ACTIVATION.bytes(*role_dims(mode)["input"]),
+                                kind="elementwise")))
+    if opts.workload_kernels:
+        terms += [price(TermId(side, "workload", k.tensor, k.name),
+                        Work(bytes=k.bytes, kind=k.kind))
+                  for side in ("baseline", "lowp") for k in w.kernels]
     for gemm, (m, k, n) in gemm_dims(mode).items():
         g = Gemm(gemm, m, k, n, r.gemm_format(gemm),
                  scale_bytes=_gemm_scale_bytes(r, gemm, m, k, n, opts))
-        terms.append(g.term("lowp", opts.gemm_time))
-    for role, (d0, d1) in role_dims(mode).items():
+        terms.append(price(TermId("lowp", "gemm", gemm),
+                           Work(g.flops, g.dtype, g.bytes, scaling=r.family(gemm))))
+    if not w.casts:
+        return tuple(terms)
+    dims = dict(tensor_dims(mode))
+    casts = [(role, role, ks) for role, ks in r.kernels.items()]
+    if w.quantize_weight:  # the weight is cast like the activation, on the fly
+        dims["weight"] = (S.K, S.N)
+        casts.append(("weight", "input", r.kernels["input"]))
+    for role, _, kernels in casts:
+        d0, d1 = dims[role]
         # inference casts never fuse their read: the activation is fused instead
         fused = fuse and mode == "training" and role in FUSABLE_ROLES
-        for cast in r.kernels[role]:
+        for cast in kernels:
             nbytes = cast.bytes(d0, d1, fused)
             if nbytes == 0 and cast.reads and opts.launch_floor == "empty_kernels":
                 continue  # fused away entirely: the seed counts no launch for it
-            terms.append(kernel(TermId("lowp", "cast", role, cast.name), nbytes))
+            terms.append(price(TermId("lowp", "cast", role, cast.name),
+                               Work(bytes=nbytes, kind=cast.kind)))
     return tuple(terms)
 
 
@@ -109,11 +127,12 @@ class Linear:
 
     def __init__(self, recipe: Recipe, mode: str, fuse: bool, preset: str,
                  opts: Options, terms: tuple[Term, ...], hw: Hardware | None = None,
-                 unbound: "Linear | None" = None):
+                 unbound: "Linear | None" = None, workload: Workload | None = None):
         self.unbound = self if hw is None else unbound  # the model before .on()
         self.recipe = recipe
         self.mode = mode
         self.fuse = fuse
+        self.workload = workload or get_workload("linear")
         self.preset = preset
         self.options = opts
         self.terms = terms
@@ -196,7 +215,7 @@ class Linear:
         values = hw.values_for(self.free_hardware_symbols)
         terms = tuple(t.xreplace(values) for t in self.terms)
         return Linear(self.recipe, self.mode, self.fuse, self.preset, self.options, terms, hw,
-                      unbound=self)
+                      unbound=self, workload=self.workload)
 
     def unsupported_reason(self, hw: Hardware) -> str | None:
         """Why this recipe cannot run on ``hw`` (a dtype or block scaling it
@@ -243,7 +262,7 @@ class Linear:
         >>> m = linear("tensorwise", fuse=True)
         >>> out = m.evaluate(8192, 8192, 8192, **m.hardware_axis(["h100", "h200", "b200"]))
         >>> out["speedup"].round(2)
-        array([1.53, 1.64, 1.69])
+        array([1.73, 1.82, 1.51])
         """
         if self.hardware is not None:
             raise ValueError(f"{self!r} is bound to {self.hardware.name}: use the unbound "
@@ -290,12 +309,14 @@ class Linear:
 
     def __repr__(self) -> str:
         bound = f", hardware={self.hardware.name!r}" if self.hardware else ""
+        work = "" if self.workload.name == "linear" else f", workload={self.workload.name!r}"
         return (f"Linear({self.recipe.name!r}, mode={self.mode!r}, fuse={self.fuse}, "
-                f"preset={self.preset!r}{bound})")
+                f"preset={self.preset!r}{work}{bound})")
 
 
 def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool | None = None,
-           preset: str = "default", **option_overrides: Any) -> Linear:
+           preset: str = "default", workload: str | Workload = "linear",
+           **option_overrides: Any) -> Linear:
     """Build the cost model of one linear layer.
 
     ``recipe``: a name from ``list_recipes(mode)``, or the seed's ``dynamic`` /
@@ -303,15 +324,23 @@ def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool |
     and grad_output fused with their producers (training) or an activation
     before the layer (inference); None takes the preset's (seed: True, the
     others: False).  ``preset``: ``default``, ``torchao``,
-    ``seed``; ``option_overrides``: any field of ``presets.Options``.
+    ``seed``; ``workload``: what surrounds the layer (``workloads.WORKLOADS``:
+    ``linear``, ``gemm``, ``ln-linear-sigmoid``, ``relu-linear``, ...), which
+    adds its kernels on both sides and sets the fusion (a ``fuse`` that
+    contradicts it is refused); ``option_overrides``: any field of
+    ``presets.Options``.
 
     >>> m = linear("rowwise", mode="inference")
     >>> sorted(m.breakdown)[:2]
     ['baseline.gemm.output', 'lowp.cast.input.cast']
     """
     opts = options(preset, **option_overrides)
-    fuse = opts.fuse if fuse is None else fuse
-    if not isinstance(fuse, bool):
-        raise ValueError(f"fuse must be True or False, not {fuse!r}")
     r = get_recipe(recipe, mode, opts.recipe_table, opts.torch_compile_limitations)
-    return Linear(r, mode, fuse, preset, opts, _terms(r, mode, fuse, opts))
+    w = get_workload(workload, mode)
+    if fuse is not None and not isinstance(fuse, bool):
+        raise ValueError(f"fuse must be True or False, not {fuse!r}")
+    if w.fuse is not None and fuse is not None and fuse != w.fuse:
+        raise ValueError(f"workload {w.name!r} {'fuses' if w.fuse else 'does not fuse'} its "
+                         f"casts; drop fuse={fuse} or pick workload='linear'")
+    fuse = w.fuse if w.fuse is not None else (opts.fuse if fuse is None else fuse)
+    return Linear(r, mode, fuse, preset, opts, _terms(r, mode, fuse, opts, w), workload=w)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields, replace
 
 from ..devices import DATASETS
 from .recipes import TABLES
-from .term import GEMM_TIME_MODELS, LAUNCH_FLOORS
+from .term import EFFICIENCY_MODELS, GEMM_TIME_MODELS, LAUNCH_FLOORS
 
 __all__ = ["Options", "PRESETS", "options", "LAUNCH_FLOORS", "GEMM_SCALES"]
 
@@ -38,6 +38,12 @@ class Options:
     - ``torch_compile_limitations``: the seed's pessimistic dynamic/delayed casts.
     - ``fuse``: the default of ``linear(fuse=...)``: casts fused with their
       producers (the seed document always fuses input and grad_output).
+    - ``efficiency``: ``size`` (GEMM and kernel rates grow with their size,
+      kernels run at their class's bandwidth) or ``flat`` (one efficiency per
+      GEMM dtype and one for memory); see ``term.roofline_pieces``.
+    - ``workload_kernels``: price the kernels a workload runs around the layer
+      (a norm, an activation, gradient accumulation); without them a workload
+      only sets fusion and whether casts run (torchao's and the seed's view).
     """
 
     gemm_time: str = "roofline"
@@ -47,28 +53,32 @@ class Options:
     dataset: str = "default"
     torch_compile_limitations: bool = False
     fuse: bool = False
+    efficiency: str = "size"
+    workload_kernels: bool = True
 
     def __post_init__(self) -> None:
         for name, valid in (("gemm_time", GEMM_TIME_MODELS), ("launch_floor", LAUNCH_FLOORS),
                             ("recipe_table", TABLES), ("gemm_scales", GEMM_SCALES),
-                            ("dataset", DATASETS)):
+                            ("dataset", DATASETS), ("efficiency", EFFICIENCY_MODELS)):
             value = getattr(self, name)
             if value not in valid:
                 raise ValueError(f"option {name}={value!r} is not one of: {', '.join(valid)}")
-        for name in ("torch_compile_limitations", "fuse"):
+        for name in ("torch_compile_limitations", "fuse", "workload_kernels"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"option {name} must be True or False")
 
 
 PRESETS: dict[str, Options] = {
-    # this project's model: torchao's structure, scales at their own size,
-    # per-dtype GEMM efficiency, datasheet hardware
+    # this project's model: the kernels torchao runs, scales at their own size,
+    # size-dependent efficiencies per kernel class, calibrated hardware
     "default": Options(),
     # torchao 0.18.0, testing/training/roofline_utils.py and its benchmark scripts
-    "torchao": Options(recipe_table="torchao", gemm_scales="torchao", dataset="torchao"),
+    "torchao": Options(recipe_table="torchao", gemm_scales="torchao", dataset="torchao",
+                       efficiency="flat", workload_kernels=False),
     # the seed document: compute-only GEMMs, summed cast traffic, Meta's H100
     "seed": Options(gemm_time="compute", launch_floor="empty_kernels",
-                    recipe_table="torchao", gemm_scales="torchao", dataset="seed", fuse=True),
+                    recipe_table="torchao", gemm_scales="torchao", dataset="seed", fuse=True,
+                    efficiency="flat", workload_kernels=False),
 }
 
 _OPTION_NAMES = tuple(f.name for f in fields(Options))

@@ -39,7 +39,9 @@ __all__ = [
     "recipe",
     "list_recipes",
     "role_dims",
+    "tensor_dims",
     "gemm_dims",
+    "scaling_family",
 ]
 
 MODES = ("training", "inference")
@@ -58,6 +60,8 @@ _ROLES = {
     "inference": {"input": (M, K)},
 }
 ROLES = tuple(_ROLES["training"])
+# GEMM outputs some recipes post-process (rowwise's backward rescale)
+_OUTPUTS = {"training": {"grad_input": (M, K), "grad_weight": (K, N)}, "inference": {}}
 # Roles whose producer a cast can fuse with (the weight has no producer op).
 FUSABLE_ROLES = ("input", "grad_output")
 
@@ -78,6 +82,29 @@ def role_dims(mode: str) -> Mapping[str, tuple[sympy.Symbol, sympy.Symbol]]:
     return MappingProxyType(_ROLES[mode])
 
 
+def tensor_dims(mode: str) -> Mapping[str, tuple[sympy.Symbol, sympy.Symbol]]:
+    """``{tensor: (dim0, dim1)}`` of every tensor a kernel may work on in
+    ``mode``: the cast roles and the GEMM outputs (``grad_input``, ``grad_weight``).
+
+    >>> dict(tensor_dims("training"))["grad_weight"]
+    (K, N)
+    """
+    return MappingProxyType({**_ROLES[mode], **_OUTPUTS[mode]})
+
+
+def scaling_family(scaling_name: str | None) -> str:
+    """The family of a GEMM operand scaling (``mx_32x32`` -> ``mx``; ``None``,
+    one scale per tensor, -> ``tensorwise``).
+
+    >>> scaling_family("blockwise_1x128"), scaling_family(None)
+    ('blockwise', 'tensorwise')
+    """
+    if scaling_name is None:
+        return "tensorwise"
+    return next(f for f in ("rowwise", "blockwise", "mx", "nvfp4")
+                if scaling_name.startswith(f))
+
+
 @dataclass(frozen=True)
 class ScaleWrite:
     """Scales a cast writes for a GEMM that contracts the tensor along ``contract``."""
@@ -94,7 +121,10 @@ class ScaleWrite:
 
 @dataclass(frozen=True)
 class Kernel:
-    """One cast kernel; ``fusable``: its first read comes free when fused.
+    """One cast kernel; ``fusable``: its first read comes free when fused;
+    ``kind``: its class (``symbols.KERNEL_KINDS``), which sets its achievable
+    bandwidth in the default model.  ``scales``: scale tensors it writes (a
+    kernel that re-lays scales out lists them twice: read and written).
 
     >>> Kernel("cast", reads=("bf16",), writes=("fp8_e4m3",)).bytes(M, K)
     3*K*M
@@ -105,6 +135,7 @@ class Kernel:
     writes: tuple[str, ...] = ()
     fusable: bool = False
     scales: tuple[ScaleWrite, ...] = ()
+    kind: str = "cast"
 
     def bytes(self, dim0: sympy.Expr, dim1: sympy.Expr, fused: bool = False) -> sympy.Expr:
         reads = self.reads[1:] if fused and self.fusable else self.reads
@@ -143,6 +174,12 @@ class Recipe:
             return (None, None)
         return self.gemm_scaling.get(gemm, (None, None))
 
+    def family(self, gemm: str) -> str | None:
+        """The scaling family of a low-precision GEMM (``None``: a bf16 GEMM)."""
+        if gemm in self.bf16_gemms:
+            return None
+        return scaling_family(self.scalings(gemm)[0])
+
     @property
     def dtypes(self) -> set[str]:
         """The GEMM peaks the recipe needs (``{"fp8"}``, ``{"fp4"}``...)."""
@@ -155,13 +192,13 @@ BF, F8, F4 = "bf16", "fp8_e4m3", "fp4_e2m1"
 
 
 def _cast(name: str, out: str = F8, *, fusable: bool = False, scales=(), reads=(BF,),
-          extra_writes=()) -> Kernel:
-    return Kernel(name, tuple(reads), (out, *extra_writes), fusable, tuple(scales))
+          extra_writes=(), kind: str = "cast") -> Kernel:
+    return Kernel(name, tuple(reads), (out, *extra_writes), fusable, tuple(scales), kind)
 
 
 def _amax(fusable: bool = True) -> Kernel:
     # stage 1 of the max-abs reduction reads the tensor and writes a few partials
-    return Kernel("amax", (BF,), (), fusable)
+    return Kernel("amax", (BF,), (), fusable, kind="reduce")
 
 
 _AMAX_FINAL = Kernel("amax_final")  # stage 2: reduces the partials, moves ~0 bytes
@@ -182,9 +219,9 @@ def _cols(s: str) -> ScaleWrite:  # layout for a GEMM contracting dim0
 def _mx_training(name: str, out: str, description: str, emulated: bool = False) -> Recipe:
     # one cast per layout; the second cannot reuse the first's read
     per_layout = (_cast("cast_dim0", out, fusable=True, scales=[_rows("mx")]),
-                  _cast("cast_dim1", out, scales=[_cols("mx")]))
+                  _cast("cast_dim1", out, scales=[_cols("mx")], kind="transpose"))
     weight = (_cast("cast_dim0", out, scales=[_cols("mx")]),
-              _cast("cast_dim1", out, scales=[_rows("mx")]))
+              _cast("cast_dim1", out, scales=[_rows("mx")], kind="transpose"))
     return Recipe(name, "training", out,
                   {"input": per_layout, "weight": weight, "grad_output": per_layout},
                   _all_gemms("training", "mx"), description=description,
@@ -192,30 +229,33 @@ def _mx_training(name: str, out: str, description: str, emulated: bool = False) 
 
 
 def _training_table() -> dict[str, Recipe]:
-    tw_act = (_amax(), _AMAX_FINAL, _cast("cast_dim0_dim1", extra_writes=(F8,)))
-    tw_weight = (_amax(), _AMAX_FINAL, _cast("cast_dim0"), _cast("cast_dim1"))
+    tw_act = (_amax(), _AMAX_FINAL,
+              _cast("cast_dim0_dim1", extra_writes=(F8,), kind="transpose"))
+    tw_weight = (_amax(), _AMAX_FINAL, _cast("cast_dim0"),
+                 _cast("cast_dim1", kind="transpose"))
     rw_act = (
         # cast for dim0 and write a bf16 transpose; the transpose needs the whole
         # tensor in shared memory to fuse with the second cast, so it is not
-        _cast("cast_dim0_transpose", extra_writes=(BF,), fusable=True, scales=[_rows("rowwise")]),
+        _cast("cast_dim0_transpose", extra_writes=(BF,), fusable=True, scales=[_rows("rowwise")],
+              kind="transpose"),
         _cast("cast_dim1", scales=[_cols("rowwise")]),
     )
     rw_weight = (
         _cast("cast_dim0", scales=[_cols("rowwise")]),
-        Kernel("transpose", (BF,), (BF,)),
+        Kernel("transpose", (BF,), (BF,), kind="transpose"),
         _cast("cast_dim1", scales=[_rows("rowwise")]),
     )
     gw_hp_act = (_cast("cast_dim0", fusable=True, scales=[_rows("rowwise")]),)
     gw_hp_weight = (
         _cast("cast_dim0", scales=[_cols("rowwise")]),
         Kernel("rowwise_to_tensorwise_scale"),
-        _cast("cast_dim1"),
+        _cast("cast_dim1", kind="transpose"),
     )
     mx32_act = (_cast("cast_dim0", fusable=True, scales=[_rows("mx")]),
-                _cast("cast_dim1", scales=[_cols("mx")]))
+                _cast("cast_dim1", scales=[_cols("mx")], kind="transpose"))
     mx32_weight = (_cast("cast_32x32", scales=[_rows("mx_32x32")]),
                    # square blocks: the transposed copy reuses the scales
-                   Kernel("transpose_fp8", (F8,), (F8,)))
+                   Kernel("transpose_fp8", (F8,), (F8,), kind="transpose"))
     flexible = (_cast("cast_32x32", fusable=True, scales=[_rows("mx_32x32")]),)
     b1, b128 = "blockwise_1x128", "blockwise_128x128"
     blockwise_gemms = {"output": (b1, b128), "grad_input": (b1, b128), "grad_weight": (b1, b1)}
@@ -250,12 +290,13 @@ def _training_table() -> dict[str, Recipe]:
                description="MXFP8, 32x32 weight blocks (transposable), 1x32 activations"),
         Recipe("blockwise", "training", F8, {
             "input": (_cast("quant_lhs", fusable=True, scales=[_rows(b1)]),
-                      _cast("quant_rhs", scales=[_cols(b1)])),
+                      _cast("quant_rhs", scales=[_cols(b1)], kind="transpose")),
             # the weight is quantized for both GEMM layouts (weight.T and weight)
-            "weight": (_cast("quant_transposed_rhs", scales=[_rows(b128)]),
+            "weight": (_cast("quant_transposed_rhs", scales=[_rows(b128)], kind="transpose"),
                        _cast("quant_rhs", scales=[_rows(b128)])),
             "grad_output": (_cast("quant_lhs", fusable=True, scales=[_rows(b1)]),
-                            _cast("quant_transposed_lhs", scales=[_cols(b1)])),
+                            _cast("quant_transposed_lhs", scales=[_cols(b1)],
+                                  kind="transpose")),
         }, blockwise_gemms,
             description="DeepSeek-V3 style fp8: 1x128 activation, 128x128 weight blocks"),
     ]
@@ -315,11 +356,57 @@ def _torchao_inference(default: Mapping[str, Recipe]) -> dict[str, Recipe]:
     return out
 
 
-_DEFAULT = {"training": _training_table(), "inference": _inference_table()}
+# -- the default model: the kernels the current torchao implementations run ------
+def _swizzles(kernels: tuple[Kernel, ...]) -> tuple[Kernel, ...]:
+    """Block-scaled GEMMs read their scales in a blocked (swizzled) layout: one
+    small re-layout kernel per scale tensor a cast writes (reads and writes it)."""
+    return tuple(Kernel(f"swizzle_{k.name}", scales=(s, s), kind="elementwise")
+                 for k in kernels for s in k.scales
+                 if scaling_family(s.scaling) in ("mx", "nvfp4"))
+
+
+def _default_training(base: Mapping[str, Recipe]) -> dict[str, Recipe]:
+    """Rowwise as torchao's Float8Linear runs it: per tensor, a row cast and a
+    column cast, each reading the tensor twice (amax pass, cast pass); the
+    backward GEMMs run unscaled and their outputs are rescaled by a kernel of
+    their own (torchao float8_ops.addmm_float8_unwrapped, pytorch/ao#2184).
+    Block-scaled recipes add their scale re-layouts."""
+    rows = _cast("cast_rows", reads=(BF, BF), scales=[_rows("rowwise")])
+    cols = _cast("cast_cols", reads=(BF, BF), scales=[_cols("rowwise")], kind="transpose")
+    w_rows = replace(rows, scales=(_cols("rowwise"),))
+    w_cols = replace(cols, scales=(_rows("rowwise"),))
+    rescale = (Kernel("rescale", (BF,), (BF,), kind="rescale"),)
+    out = dict(base)
+    out["rowwise"] = replace(base["rowwise"], kernels={
+        "input": (rows, cols), "weight": (w_rows, w_cols), "grad_output": (rows, cols),
+        "grad_input": rescale, "grad_weight": rescale})
+    for name, r in base.items():
+        if set(r.block_scaled) & {"mx", "nvfp4"}:
+            out[name] = replace(r, kernels={role: ks + _swizzles(ks)
+                                            for role, ks in r.kernels.items()})
+    return out
+
+
+def _default_inference(base: Mapping[str, Recipe]) -> dict[str, Recipe]:
+    out = {name: replace(r, kernels={role: ks + _swizzles(ks)
+                                     for role, ks in r.kernels.items()})
+           for name, r in base.items()}
+    b1, b128 = "blockwise_1x128", "blockwise_128x128"
+    # DeepSeek-style fp8 inference: the activation quantized per 1 x 128 block,
+    # the weight pre-quantized per 128 x 128 block
+    out["blockwise"] = Recipe(
+        "blockwise", "inference", F8,
+        {"input": (_cast("quant_lhs", scales=[_rows(b1)]),)}, {"output": (b1, b128)},
+        description="fp8 with 1x128 activation and 128x128 weight blocks")
+    return out
+
+
+_BASE = {"training": _training_table(), "inference": _inference_table()}
 _TABLES = {
-    "default": _DEFAULT,
-    "torchao": {"training": _torchao_training(_DEFAULT["training"]),
-                "inference": _torchao_inference(_DEFAULT["inference"])},
+    "default": {"training": _default_training(_BASE["training"]),
+                "inference": _default_inference(_BASE["inference"])},
+    "torchao": {"training": _torchao_training(_BASE["training"]),
+                "inference": _torchao_inference(_BASE["inference"])},
 }
 
 
@@ -358,7 +445,7 @@ def list_recipes(mode: str = "training", table: str = "default") -> list[str]:
     """Recipe names for ``mode``; the seed's ``dynamic``/``delayed`` are training-only.
 
     >>> list_recipes("inference")
-    ['tensorwise', 'rowwise', 'mxfp8', 'mxfp4', 'nvfp4', 'nvfp4_static', 'nvfp4_no_global_scale']
+    ['tensorwise', 'rowwise', 'mxfp8', 'mxfp4', 'nvfp4', 'nvfp4_static', 'nvfp4_no_global_scale', 'blockwise']
     """
     _check(mode, MODES, "mode")
     _check(table, TABLES, "recipe table")

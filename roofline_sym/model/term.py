@@ -38,6 +38,7 @@ __all__ = [
     "REGIME_LETTERS",
     "GEMM_TIME_MODELS",
     "LAUNCH_FLOORS",
+    "EFFICIENCY_MODELS",
     "roofline_pieces",
     "roofline_piece_times",
     "roofline_times",
@@ -51,6 +52,11 @@ GEMM_TIME_MODELS = ("roofline", "compute")
 # per_kernel: every kernel costs Max(bytes / BWeff, L) (torchao); empty_kernels:
 # bytes are summed at BWeff, and only kernels that move no bytes pay L (the seed)
 LAUNCH_FLOORS = ("per_kernel", "empty_kernels")
+# flat: one efficiency per GEMM dtype and one for memory (torchao, the seed);
+# size: a GEMM or kernel reaches half its rate at a half size (F_half, B_half),
+# kernels run at their class's efficiency (eta_cast, ...), scaled GEMMs at
+# their family's factor (kappa_rowwise, ...): the default model
+EFFICIENCY_MODELS = ("size", "flat")
 
 
 # -- identity ---------------------------------------------------------------------
@@ -115,19 +121,30 @@ class TermId:
 @dataclass(frozen=True)
 class Work:
     """What a GEMM or kernel does: ``flops`` at the peak of GEMM dtype ``dtype``
-    (``None``: not a GEMM) and ``bytes`` moved."""
+    (``None``: not a GEMM) and ``bytes`` moved; a kernel's class ``kind``
+    (``symbols.KERNEL_KINDS``) and a scaled GEMM's ``scaling`` family
+    (``symbols.SCALING_FAMILIES``; ``None`` for bf16)."""
 
     flops: sympy.Expr = sympy.Integer(0)
     dtype: str | None = None
     bytes: sympy.Expr = sympy.Integer(0)
+    kind: str = "cast"
+    scaling: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "flops", sympy.sympify(self.flops))
         object.__setattr__(self, "bytes", sympy.sympify(self.bytes))
+        if self.kind not in S.KERNEL_KINDS:
+            raise ValueError(f"unknown kernel kind {self.kind!r}; "
+                             f"known: {', '.join(S.KERNEL_KINDS)}")
+        if self.scaling is not None and self.scaling not in S.SCALING_FAMILIES:
+            raise ValueError(f"unknown scaling family {self.scaling!r}; "
+                             f"known: {', '.join(S.SCALING_FAMILIES)}")
 
 
 def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
-                    launch_floor: str = "per_kernel") -> tuple[tuple[str, sympy.Expr], ...]:
+                    launch_floor: str = "per_kernel",
+                    efficiency: str = "flat") -> tuple[tuple[str, sympy.Expr], ...]:
     """The regime pieces of a GEMM's or kernel's time: the one roofline.
 
     A GEMM: ``compute`` = F / (P_d eta_d), then (``gemm_time="roofline"``)
@@ -135,24 +152,45 @@ def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
     ``memory``, and ``launch`` under ``launch_floor="per_kernel"``; a kernel
     that moves no bytes costs ``launch`` alone.
 
+    ``efficiency="size"`` (the default model) makes the rates depend on the
+    size of the work, Hockney's half-performance form: a GEMM's compute is
+    (F + F_half_d) / (P_d eta_d kappa_family), a kernel's memory
+    (B + B_half) / (BW eta_kind), so small GEMMs and kernels run below their
+    asymptotic rate and each kernel class has its own achievable bandwidth.
+
     >>> from roofline_sym.symbols import M, K, N
     >>> roofline_pieces(Work(2 * M * K * N, "fp8", M * K), gemm_time="compute")
     (('compute', 2*K*M*N/(P_fp8*eta_fp8)),)
     >>> roofline_pieces(Work(bytes=4 * M), launch_floor="empty_kernels")
     (('memory', 4*M/(BW*eta_mem)),)
+    >>> roofline_pieces(Work(bytes=4 * M, kind="transpose"), efficiency="size")[0]
+    ('memory', (B_half + 4*M)/(BW*eta_transpose))
     """
     if gemm_time not in GEMM_TIME_MODELS:
         raise ValueError(f"unknown GEMM time model {gemm_time!r}; known: {GEMM_TIME_MODELS}")
     if launch_floor not in LAUNCH_FLOORS:
         raise ValueError(f"unknown launch floor {launch_floor!r}; known: {LAUNCH_FLOORS}")
+    if efficiency not in EFFICIENCY_MODELS:
+        raise ValueError(f"unknown efficiency model {efficiency!r}; known: {EFFICIENCY_MODELS}")
+    sized = efficiency == "size"
     launch = ("launch", S.launch_overhead())
-    memory = ("memory", work.bytes / (S.mem_bw() * S.mem_efficiency()))
     if work.dtype is not None:
-        compute = ("compute", work.flops / (S.peak_flops(work.dtype)
-                                            * S.gemm_efficiency(work.dtype)))
-        return (compute,) if gemm_time == "compute" else (compute, memory, launch)
+        flops, rate = work.flops, S.peak_flops(work.dtype) * S.gemm_efficiency(work.dtype)
+        if sized:
+            flops = flops + S.half_flops(work.dtype)
+            if work.scaling is not None:
+                rate = rate * S.scaling_efficiency(work.scaling)
+        compute = ("compute", flops / rate)
+        if gemm_time == "compute":
+            return (compute,)
+        return compute, ("memory", work.bytes / (S.mem_bw() * S.mem_efficiency())), launch
     if work.bytes == 0:
         return (launch,)
+    if sized:
+        memory = ("memory", (work.bytes + S.mem_half_bytes())
+                  / (S.mem_bw() * S.kernel_efficiency(work.kind)))
+    else:
+        memory = ("memory", work.bytes / (S.mem_bw() * S.mem_efficiency()))
     return (memory, launch) if launch_floor == "per_kernel" else (memory,)
 
 
@@ -235,10 +273,10 @@ class Term:
 
     @classmethod
     def roofline(cls, id: TermId, work: Work, *, gemm_time: str = "roofline",
-                 launch_floor: str = "per_kernel") -> "Term":
+                 launch_floor: str = "per_kernel", efficiency: str = "flat") -> "Term":
         """The term of ``work`` priced by ``roofline_pieces``."""
-        return cls(id, roofline_pieces(work, gemm_time=gemm_time, launch_floor=launch_floor),
-                   work)
+        return cls(id, roofline_pieces(work, gemm_time=gemm_time, launch_floor=launch_floor,
+                                       efficiency=efficiency), work)
 
     @property
     def name(self) -> str:
@@ -270,7 +308,7 @@ class Term:
 
 
 # -- regime summaries -----------------------------------------------------------------
-_KIND_ORDER = ("gemm", "cast", "activation")
+_KIND_ORDER = ("gemm", "cast", "activation", "workload")
 
 
 @dataclass(frozen=True)
@@ -319,7 +357,7 @@ class RegimeSummary:
             text = (next(iter(counts)) if len(counts) == 1 else
                     ", ".join(f"{c} {r}" for r, c in sorted(counts.items())))
             what = {"gemm": f"{side_label(side)} GEMMs", "cast": "casts",
-                    "activation": "bf16 activation"}[kind]
+                    "activation": "bf16 activation", "workload": f"{side} workload"}[kind]
             parts.append(f"{what}: {text}")
         return "; ".join(parts)
 

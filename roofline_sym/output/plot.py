@@ -33,7 +33,7 @@ import sympy
 from .. import symbols as S
 from ..model.gemm import Gemm
 from ..model.linear import Linear
-from ..model.recipes import gemm_dims, role_dims
+from ..model.recipes import gemm_dims, tensor_dims
 from ..model.term import REGIME_LETTERS, REGIMES
 from ..solve import breakeven as solve_breakeven
 
@@ -215,8 +215,8 @@ def breakeven_curve(model, ks: Sequence[float], *, n_ratio: float = 1.0, hw=None
     >>> import roofline_sym as rs
     >>> m = rs.linear("tensorwise", fuse=True).on("h100")
     >>> breakeven_curve(m, [4096, 16384]).round(1)
-    array([[1208.1],
-           [ 844.7]])
+    array([[1806.9],
+           [ 808.3]])
     """
     mb = _bound(model, hw)
     columns = []
@@ -422,7 +422,7 @@ def _kernel_points(mb, shape: tuple[float, float, float]) -> list[dict]:
                             ops=float(work.flops.xreplace(values)), bytes=nbytes,
                             seconds=seconds))
         else:
-            d0, d1 = role_dims(mb.mode).get(id.role, (S.M, S.K))
+            d0, d1 = tensor_dims(mb.mode).get(id.role, (S.M, S.K))
             ops = float((d0 * d1).xreplace(values))  # one op per element
             out.append(dict(name=term.name, kind=id.kind, gemm=None, dtype=None,
                             ops=ops, bytes=nbytes, seconds=seconds))

@@ -53,7 +53,8 @@ def exact(value: Any, name: str) -> sympy.Expr:
     """A fixed value: a positive finite number (exact) or a SymPy expression."""
     if isinstance(value, sympy.Basic):
         value = rationalize(value)
-        if value.is_number and not (value.is_finite and value.is_positive):
+        if value.is_number and not (value.is_finite and (
+                value.is_positive or (value.is_zero and S.may_be_zero(name)))):
             raise ValueError(f"{name} must be positive and finite, got {value}")
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -62,7 +63,7 @@ def exact(value: Any, name: str) -> sympy.Expr:
         finite = math.isfinite(float(value))
     except OverflowError:
         finite = False
-    if not (finite and value > 0):
+    if not (finite and (value > 0 or (value == 0 and S.may_be_zero(name)))):
         raise ValueError(f"{name} must be positive and finite, got {value!r}")
     if name in SHAPES and value > SHAPE_MAX:
         raise ValueError(f"{name} = {value!r} is beyond 2**53, where float64 stops counting "

@@ -1,0 +1,123 @@
+"""Workloads: what runs around the linear layer when it is timed or used.
+
+A linear layer never runs alone.  In a network (and in every benchmark) a
+norm or an activation produces its input and consumes its output, the
+gradients accumulate into their tensors, and under ``torch.compile`` the
+casts fuse into those neighbours.  Their time dilutes the casts' overhead on
+both sides, so a prediction must say what surrounds the layer.  A workload
+names that surrounding: its own kernels (priced by the same roofline, on
+both sides), whether casts fuse with their producers, and whether casts run
+at all.
+
+>>> w = workload("ln-linear-sigmoid")
+>>> w.fuse, [k.name for k in w.kernels][:2]
+(True, ['norm_fwd', 'norm_bwd'])
+>>> workload("gemm").casts
+False
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+import sympy
+
+from ..symbols import K, M, N
+from .formats import element
+
+__all__ = ["Workload", "WorkloadKernel", "WORKLOADS", "workload", "list_workloads"]
+
+# the tensors a workload kernel may work on: the layer's input, its output, its weight
+_TENSORS = {"input": (M, K), "output": (M, N), "weight": (K, N)}
+
+
+@dataclass(frozen=True)
+class WorkloadKernel:
+    """A kernel of the surrounding: ``reads``/``writes`` passes over the bf16
+    ``tensor`` (``input`` M x K, ``output`` M x N, ``weight`` K x N); ``kind``:
+    its class (``symbols.KERNEL_KINDS``)."""
+
+    name: str
+    tensor: str
+    reads: int
+    writes: int
+    kind: str = "elementwise"
+
+    @property
+    def bytes(self) -> sympy.Expr:
+        d0, d1 = _TENSORS[self.tensor]
+        return (self.reads + self.writes) * element("bf16").bytes * d0 * d1
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What surrounds the linear layer.
+
+    ``modes``: the modes it exists in; ``casts``: whether the low-precision
+    side casts at all (``gemm`` times the GEMMs alone); ``fuse``: whether
+    casts fuse with their producers (``None``: the caller's or preset's
+    choice); ``kernels``: run on both sides; ``quantize_weight``: the weight
+    is cast on the fly too (inference; otherwise it is pre-quantized).
+    """
+
+    name: str
+    description: str
+    modes: tuple[str, ...] = ("training", "inference")
+    casts: bool = True
+    fuse: bool | None = None
+    kernels: tuple[WorkloadKernel, ...] = ()
+    quantize_weight: bool = False
+
+
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (
+    Workload("linear", "the linear layer alone, its casts reading their inputs from memory "
+             "(fuse=True: fused with the ops that produce them)"),
+    Workload("gemm", "the GEMMs alone on operands already in their formats: no casts",
+             casts=False, fuse=False),
+    Workload("gemm-with-quant-both", "inference GEMM with both operands cast on the fly, "
+             "timed together (FBGEMM's benchmark)", modes=("inference",), fuse=False,
+             quantize_weight=True),
+    Workload("relu-linear", "ReLU -> Linear, forward, compiled: the activation runs as its "
+             "own kernel in bf16 and fuses into the cast in low precision (torchao's "
+             "inference benchmark)", modes=("inference",), fuse=True),
+    Workload("ln-linear-sigmoid", "LayerNorm -> Linear -> Sigmoid, forward and backward, "
+             "compiled, gradients accumulated into the input and weight (torchao's float8 "
+             "training benchmark); casts fuse with the norm and the activation's backward "
+             "where a kernel can", modes=("training",), fuse=True, kernels=(
+                 WorkloadKernel("norm_fwd", "input", 1, 1, "norm"),
+                 WorkloadKernel("norm_bwd", "input", 2, 1, "norm"),
+                 WorkloadKernel("sigmoid_fwd", "output", 1, 1),
+                 WorkloadKernel("sigmoid_bwd", "output", 2, 1),
+                 WorkloadKernel("grad_accumulate", "input", 2, 1),
+                 WorkloadKernel("grad_accumulate", "weight", 2, 1),
+             )),
+)}
+
+
+def list_workloads(mode: str | None = None) -> list[str]:
+    """Workload names, all or those that exist in ``mode``.
+
+    >>> list_workloads("inference")
+    ['linear', 'gemm', 'gemm-with-quant-both', 'relu-linear']
+    """
+    return [name for name, w in WORKLOADS.items() if mode is None or mode in w.modes]
+
+
+def workload(name: str | Workload, mode: str | None = None) -> Workload:
+    """A workload by name, checked against ``mode``."""
+    if isinstance(name, Workload):
+        w = name
+    elif not isinstance(name, str):
+        raise TypeError(f"workload must be a name such as 'ln-linear-sigmoid', not "
+                        f"{type(name).__name__}")
+    elif name in WORKLOADS:
+        w = WORKLOADS[name]
+    else:
+        close = difflib.get_close_matches(name, WORKLOADS, n=3)
+        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise ValueError(f"unknown workload {name!r}{hint} (known: {', '.join(WORKLOADS)})")
+    if mode is not None and mode not in w.modes:
+        raise ValueError(f"workload {w.name!r} is {'/'.join(w.modes)} only, not {mode}; "
+                         f"{mode} workloads: {', '.join(list_workloads(mode))}")
+    return w
