@@ -23,6 +23,7 @@ from .devices import (
 from .model.linear import OUTPUTS, Linear, linear
 from .model.presets import PRESETS, Options, options as _options
 from .model.recipes import MODES, list_recipes as _list_recipes
+from .model.workloads import WORKLOADS, Workload, list_workloads
 from .numeric.shapes import ShapeSet, grid, list_shape_sets, load_shape_sets, shape_set
 from .numeric.sweep import SweepResult, Table, model_grid, sweep
 from .solve import BreakEven, breakeven
@@ -54,6 +55,7 @@ __all__ = [
     "Hardware", "Dataset", "HardwareError", "UnknownHardwareError",
     "MissingHardwareValueError", "hardware", "list_hardware", "load_hardware",
     "Linear", "linear", "OUTPUTS", "list_recipes", "MODES", "PRESETS", "Options",
+    "Workload", "WORKLOADS", "list_workloads",
     "element", "scaling",
     "ShapeSet", "shape_set", "list_shape_sets", "load_shape_sets", "grid",
     "sweep", "SweepResult", "Table", "model_grid",

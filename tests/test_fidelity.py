@@ -35,7 +35,7 @@ def test_sample_is_labelled_synthetic_everywhere(sample):
     assert set(sample.columns["gpu"]) == {"SYNTHETIC model of H200 SXM"}
     docs = (ROOT / "docs" / "fidelity.md").read_text()
     assert "sample.csv" in docs and "SYNTHETIC" in docs
-    assert "No real measurement is committed yet" in docs
+    assert "Never quote it as a\nmeasurement" in docs
 
 
 def test_sample_is_what_its_header_says(sample):

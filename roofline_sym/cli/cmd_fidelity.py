@@ -1,5 +1,10 @@
-"""``roofline-sym fidelity FILE.csv``: predicted vs measured, before and after
-calibration (optionally writing the calibrated hardware file and a plot)."""
+"""``roofline-sym fidelity``: predicted vs measured.
+
+``--published`` (or a speedup table ``FILE.csv`` in the published schema)
+compares the presets on published speedups, per source and GPU, and
+``--heldout`` scores the calibrations on rows left out of their fit; a file
+written by ``roofline-sym measure`` is compared before and after calibration
+(optionally writing the calibrated hardware file and a plot)."""
 
 from __future__ import annotations
 
@@ -11,13 +16,21 @@ from . import common
 
 NAME = "fidelity"
 HELP = "predicted vs measured, before and after calibration"
-EXAMPLES = ("  roofline-sym fidelity h200.csv --gpu h200\n"
+EXAMPLES = ("  roofline-sym fidelity --published --plot published.png\n"
+            "  roofline-sym fidelity --published --heldout\n"
+            "  roofline-sym fidelity h200.csv --gpu h200\n"
             "  roofline-sym fidelity h200.csv --gpu h200 --write-hardware h200-cal.toml "
             "--plot fidelity.png")
 
 
 def arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE.csv", help="a file written by `roofline-sym measure`")
+    p.add_argument("file", metavar="FILE.csv", nargs="?",
+                   help="a file written by `roofline-sym measure`, or a speedup table")
+    p.add_argument("--published", action="store_true",
+                   help="the published speedups shipped with roofline_sym, for every preset")
+    p.add_argument("--heldout", action="store_true",
+                   help="with --published: refit the calibrations without some rows and "
+                        "score those rows")
     common.hardware_options(p)
     cal = p.add_mutually_exclusive_group()
     cal.add_argument("--no-calibrate", action="store_true", help="report the model as is")
@@ -30,10 +43,45 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.published or (args.file and _is_speedup_table(args.file)):
+        return _published(args)
+    if args.heldout:
+        raise ValueError("--heldout goes with --published")
+    if not args.file:
+        raise ValueError("give a measurement file (FILE.csv) or --published")
     ds = common.hardware_dataset(args)
     hw = ds.get(args.gpu[0]) if args.gpu else (next(iter(ds)) if args.hardware_file else None)
     calibrated: Any = args.calibrated or not args.no_calibrate
     print(fidelity.cli(args.file, hardware=hw, calibrated=calibrated,
                        size_dependent=args.size_dependent, write_hardware=args.write_hardware,
                        plot=args.plot, regimes=not args.no_regimes))
+    return 0
+
+
+def _is_speedup_table(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            header = next((ln for ln in f if ln.strip() and not ln.lstrip().startswith("#")), "")
+    except OSError:
+        return False
+    return "measured_speedup" in header.split(",") or "workload" in header.split(",")
+
+
+def _published(args: argparse.Namespace) -> int:
+    if args.published and args.file:
+        raise ValueError("give either --published or a speedup table FILE.csv, not both")
+    for flag in ("no_calibrate", "calibrated", "size_dependent", "write_hardware", "gpu",
+                 "hardware_file"):
+        if getattr(args, flag, None):
+            raise ValueError(f"--{flag.replace('_', '-')} applies to a measurement file, "
+                             "not to speedup tables")
+    rep = fidelity.published_report(args.file)
+    print(rep.text())
+    if args.heldout:
+        print("\nheld out of the fit (the calibrations refitted without these rows):")
+        for split, e in fidelity.heldout():
+            print(f"  {split.name}: {e['rows']} rows, median {e['median']:.1%}, "
+                  f"p90 {e['p90']:.1%}, wrong {e['wrong']}/{e['decisive']}")
+    if args.plot:
+        print(f"wrote {rep.plot(args.plot)}")
     return 0

@@ -48,9 +48,11 @@ from ..devices.toml_io import (TOML_FIELDS, cited_sources, hardware_toml, toml_f
 from ..model.term import roofline_piece_times
 from .components import model_times
 from .measure import RepeatPolicy, grid, run
+from .speedup_fit import fit_speedups
 from .measurements import Measurements, parse_csv, read_csv, write_csv
 
-__all__ = ["Calibration", "fit", "synthesize", "hardware_values", "resolve_hardware"]
+__all__ = ["Calibration", "fit", "fit_speedups", "synthesize", "hardware_values",
+           "resolve_hardware"]
 
 # Significant digits kept in a fitted value: timing noise is ~1%, and short
 # decimals keep the TOML readable and its exact Rationals small.

@@ -98,7 +98,7 @@ TRANSFERS = {
     "GB200 (per GPU)": ("B200 (HGX)", True), "B300 (HGX)": ("B200 (HGX)", True),
     "GB300 (per GPU)": ("B200 (HGX)", True), "RTX 5090": ("B200 (HGX)", False),
     "A100 SXM 80GB": ("H100 SXM", False), "L40S": ("H100 SXM", False),
-    "RTX 4090": ("H100 SXM", False), "MI250X": ("H100 SXM", False),
+    "RTX 4090": ("H100 SXM", False),
     "MI300X": ("H100 SXM", False), "MI325X": ("H100 SXM", False),
     "MI355X": ("H100 SXM", False), "Gaudi 3": ("H100 SXM", False),
 }

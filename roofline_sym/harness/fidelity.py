@@ -1,5 +1,11 @@
-"""How well the model predicts measured times: before and after calibration.
+"""How well the model predicts measurements: published speedups, and measured times.
 
+Published speedups (``published()``, the shipped table) are predicted row by
+row with ``predict_speedups(table, preset)``; ``published_report()``
+compares the presets on them, source by source, and ``heldout()`` scores
+the default dataset's calibrations on rows left out of their fit.
+
+For a GPU of one's own, measured with ``roofline-sym measure``:
 ``report(file)`` compares, for every measured row, the model's time of the
 component with the measured time, and for every shape with all components
 of a recipe, the composed training speedup (bf16 GEMMs over fp8 GEMMs plus
@@ -34,10 +40,37 @@ from ..devices import Hardware
 from ..model.linear import linear
 from ..output import plot as figures
 from .calibrate import Calibration, fit, hardware_values, resolve_hardware
+from .speedup_report import heldout
+from .speedup_report import report as published_report
+from .speedup_tables import SpeedupTable, published
+from .speedup_tables import read as read_speedups
+from .speedups import predict as _predict_table
 from .components import CAST_RECIPES, COMPONENTS, GEMM_NAMES, model_times
 from .measurements import Measurements, read_csv
 
-__all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components"]
+__all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components",
+           "predict_speedups", "published", "published_report", "heldout", "SpeedupTable",
+           "read_speedups"]
+
+
+def predict_speedups(path_or_table: Any, preset: str = "default", *,
+                     unsupported: str = "raise") -> np.ndarray:
+    """One predicted speedup per row of a speedup table, in row order.
+
+    ``path_or_table``: a CSV file in the schema of the published measurements
+    (``source_id, gpu, recipe, mode, workload, M, K, N, measured_speedup,
+    notes``; ``measured_speedup`` may be blank or absent and is never read),
+    or rows in memory (see ``speedup_tables.read``).  GPU and recipe names as
+    the sources write them (``mxfp8_cublas`` in inference is ``mxfp8``).  An
+    unknown GPU, recipe or workload is an error naming the row;
+    ``unsupported="nan"`` leaves whole-model rows NaN instead of raising.
+
+    >>> rows = [{"gpu": "b200", "recipe": "mxfp8_cublas", "mode": "inference",
+    ...          "workload": "relu-linear", "M": 8192, "K": 8192, "N": 8192}]
+    >>> predict_speedups(rows).round(2)
+    array([1.74])
+    """
+    return _predict_table(path_or_table, preset, unsupported=unsupported)
 
 # The fidelity goal for a real run (issue 7), on composed speedups after
 # calibration: (label, smallest of M, K, N from, smallest below, largest at

@@ -100,8 +100,8 @@ def _terms(r: Recipe, mode: str, fuse: bool, opts: Options, w: Workload) -> tupl
         return tuple(terms)
     dims = dict(tensor_dims(mode))
     casts = [(role, role, ks) for role, ks in r.kernels.items()]
-    if w.quantize_weight:  # the weight is cast like the activation, on the fly
-        dims["weight"] = (S.K, S.N)
+    if w.quantize_weight:  # the stored weight (N x K, contracted along K) cast on the fly
+        dims["weight"] = (S.N, S.K)
         casts.append(("weight", "input", r.kernels["input"]))
     for role, _, kernels in casts:
         d0, d1 = dims[role]

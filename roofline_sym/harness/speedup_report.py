@@ -1,0 +1,187 @@
+"""How well each preset predicts published speedups, and on rows held out of the fit.
+
+``report(table)`` predicts every single-shape row under the presets
+``default``, ``torchao`` and ``seed`` and summarises, per source and GPU,
+the median and 90th-percentile relative error |predicted / measured - 1| and
+the wrong verdicts (predicted and measured on opposite sides of 1, counted
+where the measurement is at least 5% away from 1).  A preset that cannot
+predict a row (a GPU or recipe it does not know) leaves it out of its
+figures.  ``heldout()`` refits the default dataset's calibrations on part of
+the data and scores the rest.
+
+>>> rep = report()
+>>> rep.overall("default")["median"] < rep.overall("torchao")["median"]
+True
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..output import plot as figures
+from . import calibrations
+from .speedup_fit import errors
+from .speedup_tables import SpeedupTable, published, read
+from .speedups import predict, predictable, row_model
+
+__all__ = ["SpeedupReport", "report", "Split", "SPLITS", "heldout", "PRESETS"]
+
+PRESETS = ("default", "torchao", "seed")
+
+
+def _predict_rows(table: SpeedupTable, preset: str) -> np.ndarray:
+    """Row by row where a preset cannot predict some rows (NaN there)."""
+    try:
+        return predict(table, preset)
+    except ValueError:
+        out = np.full(len(table), np.nan)
+        for i in range(len(table)):
+            try:
+                model = row_model(table, i, preset)
+            except ValueError:
+                continue
+            out[i] = float(model.evaluate(table.M[i], table.K[i], table.N[i])["speedup"])
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class SpeedupReport:
+    """Predictions of every preset for the predictable, measured rows of a table."""
+
+    table: SpeedupTable
+    predictions: dict[str, np.ndarray]
+    skipped: int = 0
+
+    def groups(self) -> list[tuple[str, str]]:
+        """(source_id, gpu) pairs in table order."""
+        return list(dict.fromkeys(zip(self.table.source_id, self.table.gpu)))
+
+    def stats(self, preset: str, source: str | None = None, gpu: str | None = None
+              ) -> dict[str, Any]:
+        """``errors`` of ``preset`` over the rows of ``source`` and ``gpu`` (all if None)."""
+        mask = np.ones(len(self.table), bool)
+        if source is not None:
+            mask &= self.table.source_id == source
+        if gpu is not None:
+            mask &= self.table.gpu == gpu
+        return errors(self.predictions[preset][mask], self.table.measured[mask])
+
+    def overall(self, preset: str) -> dict[str, Any]:
+        return self.stats(preset)
+
+    def text(self) -> str:
+        """One line per source and GPU, one column group per preset."""
+        head = f"{'source':<26} {'gpu':<16} {'rows':>4}"
+        head += "".join(f"  | {p:^23}" for p in self.predictions)
+        sub = " " * 48 + "".join("  | median   p90  wrong   " for _ in self.predictions)
+        lines = [f"published speedups: {self.table.source}", head, sub.rstrip()]
+        for source, gpu in self.groups() + [("all", "")]:
+            rows = len(self.table) if source == "all" else int(np.sum(
+                (self.table.source_id == source) & (self.table.gpu == gpu)))
+            cells = []
+            for p in self.predictions:
+                s = (self.overall(p) if source == "all" else self.stats(p, source, gpu))
+                cells.append(_cell(s))
+            lines.append(f"{source:<26} {gpu:<16} {rows:>4}" + "".join(f"  | {c}" for c in cells))
+        lines.append("median / p90: |predicted / measured - 1|; wrong: verdict on the wrong side "
+                     "of 1, of the rows measured at least 5% from 1; - : the preset cannot "
+                     "predict these rows")
+        if self.skipped:
+            lines.append(f"{self.skipped} whole-model or shapeless rows not predicted")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def plot(self, path: str | os.PathLike) -> Path:
+        """Predicted vs measured speedup per preset (log-log, with the diagonal)."""
+        fig, ax = figures.new_axes(height=3.0)
+        for preset, pred in self.predictions.items():
+            ok = np.isfinite(pred)
+            ax.scatter(self.table.measured[ok], pred[ok], s=8, alpha=0.7,
+                       label=f"{preset} (median {self.overall(preset)['median']:.0%})")
+        lo, hi = 0.2, 5.0
+        ax.plot([lo, hi], [lo, hi], color="0.4", lw=0.8, gid="diagonal")
+        ax.axhline(1, color="0.8", lw=0.6)
+        ax.axvline(1, color="0.8", lw=0.6)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ticks = [0.25, 0.5, 1, 2, 4]
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
+            axis.set_ticks([], minor=True)
+        ax.set_xlabel("measured speedup")
+        ax.set_ylabel("predicted speedup")
+        ax.set_title("published single-shape speedups", fontsize="small")
+        ax.legend(fontsize="x-small", loc="upper left")
+        return figures.save(fig, path)
+
+
+def _cell(s: dict[str, Any]) -> str:
+    if not s["rows"]:
+        return f"{'-':^23}"
+    return f"{s['median']:6.1%} {s['p90']:6.1%} {s['wrong']:>3}/{s['decisive']:<3}"
+
+
+def report(table: Any = None, presets: Sequence[str] = PRESETS) -> SpeedupReport:
+    """Predict the measured single-shape rows of ``table`` (default: the
+    published measurements) under each of ``presets``."""
+    t = published() if table is None else read(table)
+    keep = predictable(t) & np.isfinite(t.measured)
+    rows = t.select(keep)
+    return SpeedupReport(rows, {p: _predict_rows(rows, p) for p in presets},
+                         skipped=int((~keep).sum()))
+
+
+# -- held out ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Split:
+    """Refit ``gpu``'s calibration on the rows where ``held_out`` is False and
+    score the rows where it is True."""
+
+    name: str
+    gpu: str
+    held_out: Callable[[SpeedupTable], np.ndarray] = field(compare=False)
+
+
+def _png_m(m: int) -> Callable[[SpeedupTable], np.ndarray]:
+    return lambda t: (t.source_id == "ao-rowwise-h100-png") & (t.M == m)
+
+
+SPLITS = (
+    Split("H100: rowwise table, M = 1024 held out", "H100 SXM", _png_m(1024)),
+    Split("H100: rowwise table, M = 4096 held out", "H100 SXM", _png_m(4096)),
+    Split("H100: rowwise table, M = 16384 held out", "H100 SXM", _png_m(16384)),
+    # the blockwise rows stay in the fit: they alone measure the blockwise GEMM factor
+    Split("H100: fit on the rowwise table, the other rowwise and tensorwise rows held out",
+          "H100 SXM", lambda t: (t.source_id != "ao-rowwise-h100-png") & (t.recipe != "blockwise")),
+    Split("B200: 4096^3 held out", "B200 (HGX)", lambda t: t.M == 4096),
+    Split("B200: dynamic nvfp4 held out", "B200 (HGX)", lambda t: t.recipe == "nvfp4"),
+)
+
+
+def heldout(splits: Sequence[Split] = SPLITS, table: SpeedupTable | None = None
+            ) -> list[tuple[Split, dict[str, Any]]]:
+    """For each split: refit its GPU's calibration (``harness/calibrations``)
+    without the held-out rows and score those with the refitted entry."""
+    out = []
+    for split in splits:
+        spec = calibrations.SPECS[split.gpu]
+        rows = calibrations.rows(spec, table)
+        held = np.asarray(split.held_out(rows), bool)
+        train = rows.select(~held)
+        fitted = calibrations.fit(spec, train)
+        test = rows.select(held)
+        predicted = np.array([
+            float(row_model(test, i).unbound.on(fitted.hardware)
+                  .evaluate(test.M[i], test.K[i], test.N[i])["speedup"])
+            for i in range(len(test))])
+        out.append((split, errors(predicted, test.measured)))
+    return out
