@@ -210,3 +210,19 @@ def test_importing_the_package_runs_no_calibration():
             "print('scipy' in sys.modules, 'roofline_sym.harness.speedup_fit' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.split() == ["False", "False"], out.stderr
+
+
+@pytest.mark.parametrize("notes, groups", [
+    ("source tuple (M,N,K,G)=(128000,8192,5120,4); bf16 ...", 4),
+    ("G=8 groups, jagged offsets", 8),
+    ("dense layer", 1),
+])
+def test_group_counts_are_read_from_the_notes(notes, groups):
+    t = fidelity.read_speedups([{"gpu": "b200", "recipe": "mxfp8_cublas", "mode": "training",
+                                 "workload": "grouped-mm-fwd-bwd", "M": 128000, "K": 5120,
+                                 "N": 8192, "notes": notes}])
+    assert t.groups.tolist() == [groups]
+    explicit = fidelity.read_speedups([{"gpu": "b200", "recipe": "mxfp8_cublas",
+                                        "mode": "training", "workload": "gemm", "M": 1,
+                                        "K": 1, "N": 1, "groups": 3, "notes": notes}])
+    assert explicit.groups.tolist() == [3]

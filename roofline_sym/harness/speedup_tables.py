@@ -7,8 +7,8 @@ in ``roofline_sym/data/measurements/published/speedups.csv``::
 
 ``measured_speedup`` = bf16 time / low-precision time; it may be blank (or
 the column absent) in a table that is only to be predicted.  Grouped-GEMM
-rows may give their group count in an optional ``groups`` column or as
-``G=<n>`` in ``notes``.  ``read`` validates every cell (errors name the
+rows give their group count in an optional ``groups`` column, or in
+``notes`` as ``G=<n>`` or a source tuple ``(M,N,K,G)=(..., <n>)``.  ``read`` validates every cell (errors name the
 file, line and column) and ``published()`` loads the shipped table.
 
 >>> t = published()
@@ -43,7 +43,9 @@ REQUIRED = ("gpu", "recipe", "mode", "workload")
 _SHAPES = ("M", "K", "N")
 # a speedup outside this band is a typo (the fastest published fp4 GEMM is ~4x)
 SPEEDUP_RANGE = (1e-3, 1e3)
-_GROUPS = re.compile(r"\bG\s*=\s*(\d+)")
+# a group count in the notes: "G=8" or a source tuple "(M,N,K,G)=(128000,8192,5120,8)"
+_GROUPS = (re.compile(r"\(M,\s*N,\s*K,\s*G\)\s*=\s*\(\s*\d+,\s*\d+,\s*\d+,\s*(\d+)\s*\)"),
+           re.compile(r"\bG\s*=\s*(\d+)"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -203,8 +205,8 @@ def _from_rows(rows: list, source: str, lines: list[int] | None = None,
         cols["measured"].append(value)
         groups = row.get("groups", "")
         if not groups:
-            found = _GROUPS.search(row.get("notes", ""))
-            groups = found.group(1) if found else "1"
+            found = [m for m in (p.search(row.get("notes", "")) for p in _GROUPS) if m]
+            groups = found[0].group(1) if found else "1"
         cols["groups"].append(int(parse_number(groups, f"{where}, column 'groups'",
                                                integer=True, limit=1e6)))
     arrays = {name: np.array(v, dtype=object) for name, v in cols.items()}
