@@ -20,7 +20,8 @@ DATA = tomllib.loads(resources.files("roofline_sym").joinpath("data", "shapes.to
 
 def test_list_names():
     assert list_shape_sets() == ["pow2", "pow2_extended", "sweep", "llama", "dsv3-671b",
-                                 "dsv3-16b-671b", "llama3-8b", "llama3-70b", "llama3-405b"]
+                                 "dsv3-16b-671b", "llama3-8b", "llama3-70b", "llama3-405b",
+                                 "dsv3-671b-moe", "qwen3-30b-a3b"]
 
 
 # -- torchao's generators, derived by hand from get_name_to_shapes_iter ------------

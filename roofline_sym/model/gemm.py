@@ -1,7 +1,11 @@
 """One GEMM ``out[m, n] = a[m, k] @ b[k, n]``: FLOPs, bytes and time.
 
 FLOPs are ``2 m k n``.  Bytes are both operands in the operand format, the
-scales read alongside them, and the output written once.  Time is priced by
+scales read alongside them, and the output written once.  A grouped GEMM
+(``groups`` = G experts) holds G copies of the layer's weight, as its
+operand b (2D x 3D: forward, grad_input) or as its output (2D x 2D:
+grad_weight); its FLOPs stay ``2 m k n``, the m rows being split among
+the groups.  Time is priced by
 ``term.roofline_pieces``: ``Max(compute, memory, launch)`` or compute only
 (the seed model); hardware stays symbolic until a model is bound to a GPU.
 
@@ -11,6 +15,8 @@ scales read alongside them, and the output written once.  Time is priced by
 (2*K*M*N, K*M + K*N + 2*M*N)
 >>> g.time("compute")
 2*K*M*N/(P_fp8*eta_fp8)
+>>> Gemm("output", M, K, N, groups=8, weight="b").bytes
+2*K*M + 16*K*N + 2*M*N
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ class Gemm:
     operand: str | ElementFormat = "bf16"
     output: str | ElementFormat = "bf16"
     scale_bytes: sympy.Expr = sympy.Integer(0)
+    groups: int = 1
+    weight: str | None = None  # "b" or "out": the operand held once per group
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "operand", _format(self.operand))
@@ -47,6 +55,8 @@ class Gemm:
         object.__setattr__(self, "scale_bytes", sympy.sympify(self.scale_bytes))
         if self.operand.compute is None:
             raise ValueError(f"{self.operand.name} is a scale format, not a GEMM input")
+        if self.weight not in (None, "b", "out"):
+            raise ValueError(f"weight must be 'b', 'out' or None, not {self.weight!r}")
 
     @property
     def dtype(self) -> str:
@@ -59,11 +69,12 @@ class Gemm:
 
     @property
     def bytes_read(self) -> sympy.Expr:
-        return (self.m * self.k + self.k * self.n) * self.operand.bytes + self.scale_bytes
+        b = self.k * self.n * (self.groups if self.weight == "b" else 1)
+        return (self.m * self.k + b) * self.operand.bytes + self.scale_bytes
 
     @property
     def bytes_written(self) -> sympy.Expr:
-        return self.m * self.n * self.output.bytes
+        return self.m * self.n * (self.groups if self.weight == "out" else 1) * self.output.bytes
 
     @property
     def bytes(self) -> sympy.Expr:

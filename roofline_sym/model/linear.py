@@ -27,9 +27,9 @@ from ..devices import Hardware, hardware
 from .compiled import GROUPS, CompiledTerms
 from .formats import element, scaling
 from .gemm import Gemm
-from .presets import Options, options
-from .recipes import (FUSABLE_ROLES, Kernel, Recipe, gemm_dims, recipe as get_recipe, role_dims,
-                      tensor_dims)
+from .presets import Options, grouped_options, options
+from .recipes import (FUSABLE_ROLES, Kernel, Recipe, gemm_dims, gemm_weight, recipe as get_recipe,
+                      role_dims, tensor_dims)
 from .term import Term, TermId, Work
 from .workloads import Workload, workload as get_workload
 
@@ -63,39 +63,48 @@ class BreakdownPieces:
 _BF16_ACTIVATION = Kernel("activation", ("bf16",), ("bf16",))
 
 
-def _gemm_scale_bytes(r: Recipe, gemm: str, m, k, n, opts: Options) -> sympy.Expr:
+def _gemm_scale_bytes(r: Recipe, gemm: str, m, k, n, opts: Options, groups: int) -> sympy.Expr:
     a, b = r.scalings(gemm)
+    copies = groups if gemm_weight(gemm) == "b" else 1  # the weight's scales, per expert
     if opts.gemm_scales == "format":
-        return sum((scaling(s).scale_bytes(dim, k) for s, dim in ((a, m), (b, n)) if s),
-                   sympy.Integer(0))
+        return sum((c * scaling(s).scale_bytes(dim, k)
+                    for s, dim, c in ((a, m, 1), (b, n, copies)) if s), sympy.Integer(0))
     # torchao: MX / NVFP4 only, floor over both operands, at the operand's size
     if a is None or not a.startswith(("mx", "nvfp4")):
         return sympy.Integer(0)
     block = scaling(a).block[1]
-    return sympy.floor((m * k + k * n) / block) * element(r.gemm_format(gemm)).bytes
+    return sympy.floor((m * k + copies * k * n) / block) * element(r.gemm_format(gemm)).bytes
 
 
-def _terms(r: Recipe, mode: str, fuse: bool, opts: Options, w: Workload) -> tuple[Term, ...]:
+def _terms(r: Recipe, mode: str, fuse: bool, opts: Options, w: Workload,
+           groups: int = 1) -> tuple[Term, ...]:
     def price(id: TermId, work: Work) -> Term:
         return Term.roofline(id, work, gemm_time=opts.gemm_time, launch_floor=opts.launch_floor,
                              efficiency=opts.efficiency)
 
+    def gemm(name: str, m, k, n, operand: str, scale_bytes=sympy.Integer(0)) -> Gemm:
+        return Gemm(name, m, k, n, operand, scale_bytes=scale_bytes, groups=groups,
+                    weight=gemm_weight(name))
+
+    def copies(tensor: str) -> int:  # a grouped layer holds one weight per expert
+        return groups if tensor == "weight" else 1
+
     terms = []
-    for gemm, (m, k, n) in gemm_dims(mode).items():
-        terms.append(price(TermId("baseline", "gemm", gemm), Gemm(gemm, m, k, n, "bf16").work))
+    for name, (m, k, n) in gemm_dims(mode).items():
+        terms.append(price(TermId("baseline", "gemm", name), gemm(name, m, k, n, "bf16").work))
     if mode == "inference" and fuse and w.casts:
         terms.append(price(TermId("baseline", "activation", "input"),
                            Work(bytes=_BF16_ACTIVATION.bytes(*role_dims(mode)["input"]),
                                 kind="elementwise")))
     if opts.workload_kernels:
         terms += [price(TermId(side, "workload", k.tensor, k.name),
-                        Work(bytes=k.bytes, kind=k.kind))
+                        Work(bytes=copies(k.tensor) * k.bytes, kind=k.kind))
                   for side in ("baseline", "lowp") for k in w.kernels]
-    for gemm, (m, k, n) in gemm_dims(mode).items():
-        g = Gemm(gemm, m, k, n, r.gemm_format(gemm),
-                 scale_bytes=_gemm_scale_bytes(r, gemm, m, k, n, opts))
-        terms.append(price(TermId("lowp", "gemm", gemm),
-                           Work(g.flops, g.dtype, g.bytes, scaling=r.family(gemm))))
+    for name, (m, k, n) in gemm_dims(mode).items():
+        g = gemm(name, m, k, n, r.gemm_format(name),
+                 _gemm_scale_bytes(r, name, m, k, n, opts, groups))
+        terms.append(price(TermId("lowp", "gemm", name),
+                           Work(g.flops, g.dtype, g.bytes, scaling=r.family(name))))
     if not w.casts:
         return tuple(terms)
     dims = dict(tensor_dims(mode))
@@ -108,7 +117,9 @@ def _terms(r: Recipe, mode: str, fuse: bool, opts: Options, w: Workload) -> tupl
         # inference casts never fuse their read: the activation is fused instead
         fused = fuse and mode == "training" and role in FUSABLE_ROLES
         for cast in kernels:
-            nbytes = cast.bytes(d0, d1, fused)
+            if role == "weight" and cast.relayout and not w.weight_scale_relayout:
+                continue  # the weight cast wrote its scales in the GEMM's layout
+            nbytes = copies(role) * cast.bytes(d0, d1, fused)
             if nbytes == 0 and cast.reads and opts.launch_floor == "empty_kernels":
                 continue  # fused away entirely: the seed counts no launch for it
             terms.append(price(TermId("lowp", "cast", role, cast.name),
@@ -122,13 +133,17 @@ class Linear:
     Attributes are SymPy expressions: ``baseline_gemm_time``,
     ``baseline_overhead_time``, ``lowp_gemm_time``, ``lowp_overhead_time``,
     ``baseline_time``, ``lowp_time``, ``speedup``; ``terms`` keeps every named
-    part with its regime pieces.
+    part with its regime pieces; ``groups``: the experts of a grouped layer
+    (None: a dense layer).
     """
 
     def __init__(self, recipe: Recipe, mode: str, fuse: bool, preset: str,
                  opts: Options, terms: tuple[Term, ...], hw: Hardware | None = None,
-                 unbound: "Linear | None" = None, workload: Workload | None = None):
+                 unbound: "Linear | None" = None, workload: Workload | None = None,
+                 groups: int | None = None, spec: Mapping[str, Any] | None = None):
         self.unbound = self if hw is None else unbound  # the model before .on()
+        self.groups = groups
+        self._spec = dict(spec or {})  # linear()'s arguments, to rebuild it grouped
         self.recipe = recipe
         self.mode = mode
         self.fuse = fuse
@@ -215,7 +230,24 @@ class Linear:
         values = hw.values_for(self.free_hardware_symbols)
         terms = tuple(t.xreplace(values) for t in self.terms)
         return Linear(self.recipe, self.mode, self.fuse, self.preset, self.options, terms, hw,
-                      unbound=self, workload=self.workload)
+                      unbound=self, workload=self.workload, groups=self.groups,
+                      spec=self._spec)
+
+    def with_groups(self, groups: int | None) -> "Linear":
+        """The same layer with its weight over ``groups`` experts (None:
+        dense), built by ``linear()`` with this model's arguments and bound to
+        the same hardware.
+
+        >>> m = linear("mxfp8_cublas").on("b200")
+        >>> m.with_groups(8)
+        Linear('mxfp8_cublas', mode='training', fuse=False, preset='default', groups=8, hardware='B200 (HGX)')
+        """
+        if groups == self.groups:
+            return self
+        if not self._spec:
+            raise ValueError(f"{self!r} was not built by linear(): rebuild it with groups=")
+        model = linear(**{**self._spec, "groups": groups})
+        return model if self.hardware is None else model.on(self.hardware)
 
     def unsupported_reason(self, hw: Hardware) -> str | None:
         """Why this recipe cannot run on ``hw`` (a dtype or block scaling it
@@ -310,13 +342,14 @@ class Linear:
     def __repr__(self) -> str:
         bound = f", hardware={self.hardware.name!r}" if self.hardware else ""
         work = "" if self.workload.name == "linear" else f", workload={self.workload.name!r}"
+        groups = "" if self.groups is None else f", groups={self.groups}"
         return (f"Linear({self.recipe.name!r}, mode={self.mode!r}, fuse={self.fuse}, "
-                f"preset={self.preset!r}{work}{bound})")
+                f"preset={self.preset!r}{work}{groups}{bound})")
 
 
 def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool | None = None,
            preset: str = "default", workload: str | Workload = "linear",
-           **option_overrides: Any) -> Linear:
+           groups: int | None = None, **option_overrides: Any) -> Linear:
     """Build the cost model of one linear layer.
 
     ``recipe``: a name from ``list_recipes(mode)``, or the seed's ``dynamic`` /
@@ -327,14 +360,27 @@ def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool |
     ``seed``; ``workload``: what surrounds the layer (``workloads.WORKLOADS``:
     ``linear``, ``gemm``, ``ln-linear-sigmoid``, ``relu-linear``, ...), which
     adds its kernels on both sides and sets the fusion (a ``fuse`` that
-    contradicts it is refused); ``option_overrides``: any field of
+    contradicts it is refused); ``groups``: G experts (a mixture of experts):
+    the M tokens are routed among them, weights are ``[G, K, N]``; forward
+    and grad_input are 2D x 3D grouped GEMMs, grad_weight a 2D x 2D one, the
+    weight's casts run over all G experts (``groups=1`` is the dense layer;
+    preset ``torchao`` prices grouped layers with torchao's MoE roofline,
+    see ``presets.GROUPED_MODELS``); ``option_overrides``: any field of
     ``presets.Options``.
 
     >>> m = linear("rowwise", mode="inference")
     >>> sorted(m.breakdown)[:2]
     ['baseline.gemm.output', 'lowp.cast.input.cast']
+    >>> moe = linear("mxfp8_cublas", groups=8).on("b200")
+    >>> round(float(moe.evaluate(M=65536, K=7168, N=2048)["speedup"]), 2)
+    1.27
     """
+    spec = dict(recipe=recipe, mode=mode, fuse=fuse, preset=preset, workload=workload,
+                **option_overrides)
+    groups = _check_groups(groups)
     opts = options(preset, **option_overrides)
+    if groups is not None:
+        opts = grouped_options(opts, **option_overrides)
     r = get_recipe(recipe, mode, opts.recipe_table, opts.torch_compile_limitations)
     w = get_workload(workload, mode)
     if fuse is not None and not isinstance(fuse, bool):
@@ -343,4 +389,15 @@ def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool |
         raise ValueError(f"workload {w.name!r} {'fuses' if w.fuse else 'does not fuse'} its "
                          f"casts; drop fuse={fuse} or pick workload='linear'")
     fuse = w.fuse if w.fuse is not None else (opts.fuse if fuse is None else fuse)
-    return Linear(r, mode, fuse, preset, opts, _terms(r, mode, fuse, opts, w), workload=w)
+    return Linear(r, mode, fuse, preset, opts, _terms(r, mode, fuse, opts, w, groups or 1),
+                  workload=w, groups=groups, spec=spec)
+
+
+def _check_groups(groups: Any) -> int | None:
+    if groups is None:
+        return None
+    if isinstance(groups, (bool, np.bool_)) or not isinstance(groups, (int, np.integer)) \
+            or groups < 1:
+        raise ValueError(f"groups must be a positive integer (the number of experts) or "
+                         f"None, not {groups!r}")
+    return int(groups)

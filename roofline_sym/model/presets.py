@@ -17,12 +17,24 @@ from ..devices import DATASETS
 from .recipes import TABLES
 from .term import EFFICIENCY_MODELS, GEMM_TIME_MODELS, LAUNCH_FLOORS
 
-__all__ = ["Options", "PRESETS", "options", "LAUNCH_FLOORS", "GEMM_SCALES"]
+__all__ = ["Options", "PRESETS", "options", "grouped_options", "LAUNCH_FLOORS", "GEMM_SCALES",
+           "GROUPED_MODELS"]
 
 # format: scales read at their own format and block, per operand (default);
 # torchao: floor((m k + k n) / block) scales at the operand's element size,
 # for MX and NVFP4 recipes only (torchao 0.18).
 GEMM_SCALES = ("format", "torchao")
+
+# How a grouped (MoE) layer is priced, as the options it sets:
+# layer: the dense layer's GEMMs and kernels, the weight held once per expert;
+# torchao: torchao's MoE roofline (benchmarks/prototype/moe_training/mxfp8/
+# roofline_unified.py): GEMMs at compute alone, kernels at memory alone, its
+# MXFP8 cast table
+GROUPED_MODELS = {
+    "layer": {},
+    "torchao": {"recipe_table": "torchao_moe", "gemm_time": "compute",
+                "launch_floor": "empty_kernels"},
+}
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,7 @@ class Options:
     - ``workload_kernels``: price the kernels a workload runs around the layer
       (a norm, an activation, gradient accumulation); without them a workload
       only sets fusion and whether casts run (torchao's and the seed's view).
+    - ``grouped``: how a grouped (MoE) layer is priced, see ``GROUPED_MODELS``.
     """
 
     gemm_time: str = "roofline"
@@ -55,11 +68,13 @@ class Options:
     fuse: bool = False
     efficiency: str = "size"
     workload_kernels: bool = True
+    grouped: str = "layer"
 
     def __post_init__(self) -> None:
         for name, valid in (("gemm_time", GEMM_TIME_MODELS), ("launch_floor", LAUNCH_FLOORS),
                             ("recipe_table", TABLES), ("gemm_scales", GEMM_SCALES),
-                            ("dataset", DATASETS), ("efficiency", EFFICIENCY_MODELS)):
+                            ("dataset", DATASETS), ("efficiency", EFFICIENCY_MODELS),
+                            ("grouped", tuple(GROUPED_MODELS))):
             value = getattr(self, name)
             if value not in valid:
                 raise ValueError(f"option {name}={value!r} is not one of: {', '.join(valid)}")
@@ -74,7 +89,7 @@ PRESETS: dict[str, Options] = {
     "default": Options(),
     # torchao 0.18.0, testing/training/roofline_utils.py and its benchmark scripts
     "torchao": Options(recipe_table="torchao", gemm_scales="torchao", dataset="torchao",
-                       efficiency="flat", workload_kernels=False),
+                       efficiency="flat", workload_kernels=False, grouped="torchao"),
     # the seed document: compute-only GEMMs, summed cast traffic, Meta's H100
     "seed": Options(gemm_time="compute", launch_floor="empty_kernels",
                     recipe_table="torchao", gemm_scales="torchao", dataset="seed", fuse=True,
@@ -93,3 +108,15 @@ def options(preset: str = "default", **overrides) -> Options:
         raise ValueError(f"unknown model option(s) {sorted(unknown)}; "
                          f"valid: {', '.join(_OPTION_NAMES)}")
     return replace(PRESETS[preset], **overrides)
+
+
+def grouped_options(opts: Options, **overrides) -> Options:
+    """The options of a grouped layer: ``opts`` with its ``grouped`` model's
+    choices, then ``overrides`` (the caller's own) again on top.
+
+    >>> grouped_options(options("torchao")).gemm_time
+    'compute'
+    >>> grouped_options(options("default")) == options("default")
+    True
+    """
+    return replace(opts, **{**GROUPED_MODELS[opts.grouped], **overrides})

@@ -7,9 +7,10 @@ operands.  A kernel lists the element formats it reads and writes (each over
 all ``n = dim0 * dim1`` elements) and the scales it writes; its first read
 vanishes when the kernel is fused with the op that produced the tensor.
 
-Two tables exist: ``default`` (this project's model, scales at their own
-format and block) and ``torchao`` (torchao 0.18 exactly).  The seed
-document's ``dynamic`` / ``delayed`` scalings are available in both.
+Three tables exist: ``default`` (this project's model, scales at their own
+format and block), ``torchao`` (torchao 0.18 exactly) and ``torchao_moe``
+(the MXFP8 casts of torchao's MoE roofline, for grouped GEMMs).  The seed
+document's ``dynamic`` / ``delayed`` scalings are available in the first two.
 
 >>> from roofline_sym.symbols import M, K
 >>> r = recipe("tensorwise", "training", table="torchao")
@@ -41,11 +42,12 @@ __all__ = [
     "role_dims",
     "tensor_dims",
     "gemm_dims",
+    "gemm_weight",
     "scaling_family",
 ]
 
 MODES = ("training", "inference")
-TABLES = ("default", "torchao")
+TABLES = ("default", "torchao", "torchao_moe")
 SEED_SCALINGS = ("dynamic", "delayed")
 
 # output = input @ weight; grad_input = grad_output @ weight.T;
@@ -60,6 +62,9 @@ _ROLES = {
     "inference": {"input": (M, K)},
 }
 ROLES = tuple(_ROLES["training"])
+# where each GEMM meets the layer's weight: as its operand b, or as its output;
+# a grouped layer (G experts) has G copies of it
+_WEIGHT_OPERAND = {"output": "b", "grad_input": "b", "grad_weight": "out"}
 # GEMM outputs some recipes post-process (rowwise's backward rescale)
 _OUTPUTS = {"training": {"grad_input": (M, K), "grad_weight": (K, N)}, "inference": {}}
 # Roles whose producer a cast can fuse with (the weight has no producer op).
@@ -75,6 +80,16 @@ _ROUNDING: dict[str, Callable[[sympy.Expr], sympy.Expr]] = {
 def gemm_dims(mode: str) -> Mapping[str, tuple[sympy.Symbol, ...]]:
     """``{gemm name: (m, k, n)}`` of a linear layer in ``mode`` (read-only)."""
     return MappingProxyType(_GEMMS[mode])
+
+
+def gemm_weight(gemm: str) -> str:
+    """Where GEMM ``gemm`` meets the weight: ``"b"`` (its second operand) or
+    ``"out"`` (its output, the weight gradient).
+
+    >>> gemm_weight("grad_input"), gemm_weight("grad_weight")
+    ('b', 'out')
+    """
+    return _WEIGHT_OPERAND[gemm]
 
 
 def role_dims(mode: str) -> Mapping[str, tuple[sympy.Symbol, sympy.Symbol]]:
@@ -136,6 +151,11 @@ class Kernel:
     fusable: bool = False
     scales: tuple[ScaleWrite, ...] = ()
     kind: str = "cast"
+
+    @property
+    def relayout(self) -> bool:
+        """A kernel that only reads and writes scales: a scale re-layout."""
+        return not self.reads and not self.writes and bool(self.scales)
 
     def bytes(self, dim0: sympy.Expr, dim1: sympy.Expr, fused: bool = False) -> sympy.Expr:
         reads = self.reads[1:] if fused and self.fusable else self.reads
@@ -401,12 +421,32 @@ def _default_inference(base: Mapping[str, Recipe]) -> dict[str, Recipe]:
     return out
 
 
+def _torchao_moe(base: Mapping[str, Recipe]) -> dict[str, Recipe]:
+    """torchao's MoE roofline (benchmarks/prototype/moe_training/mxfp8/
+    roofline_unified.py): MXFP8 only; every cast reads bf16 and writes fp8
+    with one e8m0 scale per 32 elements (integer division); the scales of
+    the activations and gradients are re-laid out (M-groups, K-groups), the
+    3D weight cast writes its scales already blocked."""
+    def floor(k: Kernel) -> Kernel:
+        return replace(k, scales=tuple(replace(s, rounding="floor") for s in k.scales))
+
+    out = {}
+    for name in ("mxfp8_cublas", "mxfp8_cublas_rceil"):
+        r = base[name]
+        kernels = {role: tuple(floor(k) for k in ks) for role, ks in r.kernels.items()}
+        out[name] = replace(r, kernels={
+            role: ks + (() if role == "weight" else _swizzles(ks))
+            for role, ks in kernels.items()})
+    return out
+
+
 _BASE = {"training": _training_table(), "inference": _inference_table()}
 _TABLES = {
     "default": {"training": _default_training(_BASE["training"]),
                 "inference": _default_inference(_BASE["inference"])},
     "torchao": {"training": _torchao_training(_BASE["training"]),
                 "inference": _torchao_inference(_BASE["inference"])},
+    "torchao_moe": {"training": _torchao_moe(_BASE["training"]), "inference": {}},
 }
 
 
@@ -450,7 +490,8 @@ def list_recipes(mode: str = "training", table: str = "default") -> list[str]:
     _check(mode, MODES, "mode")
     _check(table, TABLES, "recipe table")
     names = list(_TABLES[table][mode])
-    return names + list(SEED_SCALINGS) if mode == "training" else names
+    seed = mode == "training" and table != "torchao_moe"
+    return names + list(SEED_SCALINGS) if seed else names
 
 
 def recipe(name: str | Mapping[str, str], mode: str = "training", table: str = "default",
@@ -462,6 +503,11 @@ def recipe(name: str | Mapping[str, str], mode: str = "training", table: str = "
     """
     _check(mode, MODES, "mode")
     _check(table, TABLES, "recipe table")
+    if table == "torchao_moe" and (not isinstance(name, str) or name not in _TABLES[table][mode]):
+        raise ValueError(f"torchao's MoE roofline prices MXFP8 training only, not {mode} "
+                         f"recipe {name!r}; its recipes: "
+                         f"{', '.join(list_recipes(mode, table)) or 'none'} (preset 'default' "
+                         "models every recipe grouped)")
     if isinstance(name, Mapping) or name in SEED_SCALINGS:
         if mode != "training":
             raise ValueError(f"the seed's {SEED_SCALINGS} scalings model training only; "

@@ -58,7 +58,11 @@ class Workload:
     side casts at all (``gemm`` times the GEMMs alone); ``fuse``: whether
     casts fuse with their producers (``None``: the caller's or preset's
     choice); ``kernels``: run on both sides; ``quantize_weight``: the weight
-    is cast on the fly too (inference; otherwise it is pre-quantized).
+    is cast on the fly too (inference; otherwise it is pre-quantized);
+    ``weight_scale_relayout``: the weight's block scales are re-laid out for
+    the GEMM by a kernel of their own (False: the weight cast writes them in
+    the GEMM's layout, as torchao's 3D MX cast of grouped weights does).
+    Kernels on the ``weight`` run once per expert of a grouped layer.
     """
 
     name: str
@@ -68,6 +72,7 @@ class Workload:
     fuse: bool | None = None
     kernels: tuple[WorkloadKernel, ...] = ()
     quantize_weight: bool = False
+    weight_scale_relayout: bool = True
 
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
@@ -92,12 +97,24 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
                  WorkloadKernel("grad_accumulate", "input", 2, 1),
                  WorkloadKernel("grad_accumulate", "weight", 2, 1),
              )),
+    Workload("grouped-mm-fwd-bwd", "a grouped GEMM (MoE experts, linear(..., groups=G)), "
+             "forward + MSE loss + backward, compiled, gradients accumulated into the input "
+             "and the weights (torchao's _to_mxfp8_then_scaled_grouped_mm vs "
+             "torch._grouped_mm benchmark); the 3D weight cast writes its MX scales already "
+             "blocked", modes=("training",), fuse=False, weight_scale_relayout=False, kernels=(
+                 WorkloadKernel("mse_loss_fwd", "output", 2, 0, "reduce"),
+                 WorkloadKernel("mse_loss_bwd", "output", 2, 1),
+                 WorkloadKernel("grad_accumulate", "input", 2, 1),
+                 WorkloadKernel("grad_accumulate", "weight", 2, 1),
+             )),
 )}
 
 
 def list_workloads(mode: str | None = None) -> list[str]:
     """Workload names, all or those that exist in ``mode``.
 
+    >>> list_workloads("training")[-1]
+    'grouped-mm-fwd-bwd'
     >>> list_workloads("inference")
     ['linear', 'gemm', 'gemm-with-quant-both', 'relu-linear']
     """

@@ -2,10 +2,13 @@
 
 The shipped sets live in ``data/shapes.toml`` with a source for every number:
 torchao's benchmark generators (``pow2``, ``pow2_extended``, ``sweep``,
-``llama``, ``dsv3-671b``, ``dsv3-16b-671b``) and the linear layers of Llama 3
-8B / 70B / 405B.  Generators are stored as definitions (a grid, a list of
-powers) and expanded here; model sets list each layer's (K, N) and how many
-times it occurs, and take the token count M as a parameter.
+``llama``, ``dsv3-671b``, ``dsv3-16b-671b``), the linear layers of Llama 3
+8B / 70B / 405B, and two mixtures of experts (``dsv3-671b-moe``,
+``qwen3-30b-a3b``) whose routed experts are grouped GEMMs.  Generators are
+stored as definitions (a grid, a list of powers) and expanded here; model
+sets list each layer's (K, N) and how many times it occurs, and take the
+token count M as a parameter.  An expert layer has ``groups`` (its experts)
+and ``top_k`` (experts per token): its M is ``top_k`` times the tokens.
 
 >>> s = shape_set("llama3-8b", M=4096)
 >>> s.names[:2], s.K[:2], s.N[:2]
@@ -45,7 +48,7 @@ _FIELDS = {
     "layers": {"tokens", "blocks", "layers", "params", "architecture"},
 }
 _COMMON = {"name", "kind", "description", "notes", "sources"}
-_LAYER_FIELDS = {"name", "K", "N", "count", "blocks"}
+_LAYER_FIELDS = {"name", "K", "N", "count", "blocks", "groups", "top_k"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,7 +57,8 @@ class ShapeSet:
 
     ``counts``: how many times each shape occurs in the model (1 for a plain
     list of shapes); ``tokens``: the M a model set was built with (None for
-    generators and files).
+    generators and files); ``groups``: per row, the experts of a grouped GEMM
+    (1: a dense layer), whose M counts the rows routed to all of them.
 
     >>> s = ShapeSet.from_arrays([1024, 2048], 4096, 4096, name="two")
     >>> len(s), s.M.tolist(), s.names
@@ -71,10 +75,16 @@ class ShapeSet:
     tokens: float | None = None
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    groups: Any = None
 
     def __post_init__(self) -> None:
+        if self.groups is None:
+            object.__setattr__(self, "groups", np.ones(len(np.reshape(self.M, -1))))
+        else:
+            object.__setattr__(self, "groups", np.broadcast_to(
+                np.asarray(self.groups, dtype=np.float64), np.shape(np.reshape(self.M, -1))))
         arrays = {}
-        for label in ("M", "K", "N", "counts"):
+        for label in ("M", "K", "N", "counts", "groups"):
             arr = np.array(getattr(self, label), dtype=np.float64).reshape(-1)
             bad = ~(np.isfinite(arr) & (arr > 0))
             if bad.any():
@@ -82,11 +92,15 @@ class ShapeSet:
                 raise ValueError(f"shape set {self.name!r}, row {i + 1} "
                                  f"({self.names[i] if i < len(self.names) else i}): "
                                  f"{label} must be positive and finite, got {arr[i]!r}")
+            if label == "groups" and not np.all(arr == np.round(arr)):
+                i = int(np.argmax(arr != np.round(arr)))
+                raise ValueError(f"shape set {self.name!r}, row {i + 1}: groups must be a "
+                                 f"whole number of experts, got {arr[i]!r}")
             arr.setflags(write=False)  # rows are data: a sweep must not change them
             arrays[label] = arr
         n = len(arrays["M"])
         if any(len(a) != n for a in arrays.values()) or len(self.names) != n:
-            raise ValueError(f"shape set {self.name!r}: M, K, N, counts and names "
+            raise ValueError(f"shape set {self.name!r}: M, K, N, counts, groups and names "
                              "must have one entry per row")
         for label, arr in arrays.items():
             object.__setattr__(self, label, arr)
@@ -97,7 +111,7 @@ class ShapeSet:
     # -- building --------------------------------------------------------------
     @classmethod
     def from_arrays(cls, M: Any, K: Any, N: Any, names: Sequence[str] | None = None,
-                    counts: Any = 1, name: str = "shapes") -> "ShapeSet":
+                    counts: Any = 1, name: str = "shapes", groups: Any = 1) -> "ShapeSet":
         """Shapes from numbers or arrays (numpy broadcasting, then flattened)."""
         arrays = [_numeric_array(v, label) for v, label in ((M, "M"), (K, "K"), (N, "N"))]
         try:
@@ -106,8 +120,9 @@ class ShapeSet:
             raise ValueError("M, K and N do not broadcast together: shapes "
                              f"{[a.shape for a in arrays]}") from None
         counts = np.broadcast_to(_numeric_array(counts, "counts"), m.shape)
+        groups = np.broadcast_to(_numeric_array(groups, "groups"), m.shape)
         names = tuple(names) if names is not None else tuple(map(str, range(len(m))))
-        return cls(name, m, k, n, names, counts)
+        return cls(name, m, k, n, names, counts, groups=groups)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, name: str | None = None) -> "ShapeSet":
@@ -151,6 +166,11 @@ class ShapeSet:
         """Rows as ``(name, M, K, N, count)``."""
         return zip(self.names, self.M.tolist(), self.K.tolist(), self.N.tolist(),
                    self.counts.tolist())
+
+    @property
+    def grouped(self) -> bool:
+        """Whether any row is a grouped GEMM (more than one expert)."""
+        return bool(np.any(self.groups > 1))
 
     @property
     def flops(self) -> np.ndarray:
@@ -210,9 +230,10 @@ class _Definition:
             return float(values[v] if isinstance(v, str) else v)
 
         counts = [lay["count"] * lay.get("blocks", raw["blocks"]) for lay in layers]
-        return ShapeSet(self.name, [tokens] * len(layers),
+        return ShapeSet(self.name, [tokens * lay.get("top_k", 1) for lay in layers],
                         [dim(lay["K"]) for lay in layers], [dim(lay["N"]) for lay in layers],
-                        tuple(lay["name"] for lay in layers), counts, tokens=tokens, **common)
+                        tuple(lay["name"] for lay in layers), counts, tokens=tokens,
+                        groups=[lay.get("groups", 1) for lay in layers], **common)
 
 
 def shape_set(name: str | ShapeSet, M: Any = None, **params: Any) -> ShapeSet:
@@ -358,7 +379,7 @@ def _check(kind: str, raw: Mapping[str, Any]) -> dict[str, float]:
         stray = set(lay) - _LAYER_FIELDS
         if stray or not {"name", "K", "N", "count"} <= set(lay):
             raise ValueError(f"{where}: fields must be name, K, N, count and optionally "
-                             f"blocks (got {sorted(lay)})")
+                             f"blocks, groups, top_k (got {sorted(lay)})")
         if lay["name"] in seen:
             raise ValueError(f"{where}: name {lay['name']!r} used twice")
         seen.add(lay["name"])
@@ -370,9 +391,15 @@ def _check(kind: str, raw: Mapping[str, Any]) -> dict[str, float]:
                                      f"(params: {', '.join(params) or 'none'})")
             else:
                 _positive(v, f"{where}, {d}", strict_type=True)
-        for fld in ("count", "blocks"):
+        for fld in ("count", "blocks", "groups", "top_k"):
             if fld in lay:
                 _positive(lay[fld], f"{where}, {fld}", strict_type=True)
+        for fld in ("groups", "top_k"):
+            if fld in lay and not isinstance(lay[fld], int):
+                raise ValueError(f"{where}, {fld}: expected a whole number, got {lay[fld]!r}")
+        if "top_k" in lay and lay["top_k"] > lay.get("groups", 1):
+            raise ValueError(f"{where}: top_k {lay['top_k']} exceeds the layer's "
+                             f"{lay.get('groups', 1)} experts")
     return params
 
 

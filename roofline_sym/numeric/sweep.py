@@ -26,7 +26,7 @@ import numpy as np
 
 from ..devices import MissingHardwareValueError, hardware as get_hardware, list_hardware
 from ..model.linear import OUTPUTS, Linear, linear
-from ..model.presets import options as get_options
+from ..model.presets import grouped_options, options as get_options
 from ..model.recipes import list_recipes
 from ..model.term import REGIMES
 from ..solve import breakeven
@@ -180,7 +180,8 @@ class SweepResult(Table):
             gemms = 3 if b.meta["mode"] == "training" else 1
             rows.append({
                 **{c: b.meta[c] for c in _MODEL_COLUMNS + ("shape_set",)},
-                "M": float(m[0]) if np.all(m == m[0]) else math.nan,
+                "M": (b.shapes.tokens if b.shapes.tokens is not None  # experts see top_k x
+                      else float(m[0]) if np.all(m == m[0]) else math.nan),
                 "layers": len(b.shapes), "count": float(np.sum(w)),
                 "flops": gemms * b.shapes.total_flops,
                 "baseline_time": base, "lowp_time": lowp, "speedup": base / lowp,
@@ -200,6 +201,9 @@ def sweep(models: Linear | Iterable[Linear], shapes: Any,
     either, an ``(M, K, N)`` tuple of numbers/arrays (broadcast together), or
     a mapping with keys M, K, N; ``grid()`` builds a full product.
     ``progress(done_rows, total_rows)`` is called as the sweep advances.
+
+    Rows of grouped GEMMs (a mixture of experts' shape set) are priced by the
+    model with their experts (``Linear.with_groups``).
 
     Per row: the seven outputs of ``evaluate`` (identical values), ``faster``
     (low precision strictly faster), the regime holding most of the time of
@@ -248,8 +252,10 @@ def sweep(models: Linear | Iterable[Linear], shapes: Any,
 def model_grid(recipes: str | Sequence[str] | None = None,
                hardware: str | Sequence[Any] | None = None, mode: str = "training",
                fuse: bool = False, preset: str = "default",
-               skip_unsupported: bool = True, **options: Any) -> list[Linear]:
-    """Bound models for every recipe x GPU (None: all of them).
+               skip_unsupported: bool = True, groups: int | None = None,
+               **options: Any) -> list[Linear]:
+    """Bound models for every recipe x GPU (None: all of them); ``groups``:
+    grouped (MoE) layers of that many experts.
 
     GPUs that lack a recipe's GEMM dtype (fp8 on an A100, fp4 on an H100) or a
     number the model needs (torchao's RTX 5090 has no efficiencies) are
@@ -259,13 +265,15 @@ def model_grid(recipes: str | Sequence[str] | None = None,
     ['B200 (HGX)']
     """
     opts = get_options(preset, **options)
+    if groups is not None:
+        opts = grouped_options(opts, **options)
     recipes = list_recipes(mode, opts.recipe_table) if recipes is None else (
         [recipes] if isinstance(recipes, str) else list(recipes))
     gpus = (list_hardware(opts.dataset) if hardware is None else
             [hardware] if isinstance(hardware, str) else list(hardware))
     out = []
     for r in recipes:
-        model = linear(r, mode=mode, fuse=fuse, preset=preset, **options)
+        model = linear(r, mode=mode, fuse=fuse, preset=preset, groups=groups, **options)
         for g in gpus:
             hw = get_hardware(g, dataset=opts.dataset)
             if skip_unsupported and model.unsupported_reason(hw):
@@ -335,12 +343,12 @@ def _regimes(model: Linear, m: np.ndarray, k: np.ndarray,
 def _evaluate(model: Linear, s: ShapeSet, be, progress, done: int,
               total: int) -> dict[str, np.ndarray]:
     parts: list[dict[str, np.ndarray]] = []
+    grouped: dict[float, Linear] = {1.0: model}
     for start in range(0, len(s), _CHUNK):
         sl = slice(start, start + _CHUNK)
         m, k, n = s.M[sl], s.K[sl], s.N[sl]
-        out = dict(model.evaluate(M=m, K=k, N=n))
+        out = _rows(model, m, k, n, s.groups[sl], grouped)
         out["faster"] = out["lowp_time"] < out["baseline_time"]
-        out.update(_regimes(model, m, k, n))
         cube = np.cbrt(m * k * n)
         out["cube_size"] = cube
         out["faster_on_cube"] = be.is_faster(cube)
@@ -348,6 +356,25 @@ def _evaluate(model: Linear, s: ShapeSet, be, progress, done: int,
         if progress is not None:
             progress(done + min(start + _CHUNK, len(s)), total)
     return {key: _concat([p[key] for p in parts]) for key in parts[0]}
+
+
+def _rows(model: Linear, m: np.ndarray, k: np.ndarray, n: np.ndarray, groups: np.ndarray,
+          models: dict[float, Linear]) -> dict[str, np.ndarray]:
+    """The outputs and regimes of rows; a row of a grouped GEMM (groups > 1)
+    by the model with that many experts (``Linear.with_groups``)."""
+    out: dict[str, np.ndarray] = {}
+    for g in np.unique(groups):
+        rows = slice(None) if len(np.unique(groups)) == 1 else groups == g
+        if g not in models:
+            models[g] = model.with_groups(int(g))
+        mg = models[g]
+        part = dict(mg.evaluate(M=m[rows], K=k[rows], N=n[rows]))
+        part.update(_regimes(mg, m[rows], k[rows], n[rows]))
+        if isinstance(rows, slice):
+            return part
+        for key, v in part.items():
+            out.setdefault(key, np.empty(len(m), dtype=v.dtype))[rows] = v
+    return out
 
 
 def _concat(arrays: list[np.ndarray]) -> np.ndarray:
