@@ -24,11 +24,12 @@ from .model.linear import OUTPUTS, Linear, linear
 from .model.presets import PRESETS, Options, options as _options
 from .model.recipes import MODES, list_recipes as _list_recipes
 from .model.workloads import WORKLOADS, Workload, list_workloads
-from .numeric.shapes import ShapeSet, grid, list_shape_sets, load_shape_sets, shape_set
+from .numeric.shapes import ShapeSet, grid, list_shape_sets, load_shape_sets
 from .numeric.sweep import SweepResult, Table, model_grid, sweep
 from .solve import BreakEven, breakeven
 from .output import breakdown, breakeven_rows, breakeven_table, latex
 from .model.formats import element, scaling
+from .interop import float8_module_filter, shape_set, shapes_from_module
 from .symbols import K, M, N, x
 
 __version__ = "0.1.0"
@@ -59,6 +60,7 @@ __all__ = [
     "element", "scaling",
     "ShapeSet", "shape_set", "list_shape_sets", "load_shape_sets", "grid",
     "sweep", "SweepResult", "Table", "model_grid",
+    "shapes_from_module", "float8_module_filter",
     "measure", "calibrate", "fidelity", "plot",
 ]
 

@@ -25,6 +25,7 @@ LAYERS = [
     ("numeric",),   # shape sets, sweeps
     ("output",),    # LaTeX, tables, plots
     ("harness",),   # measuring, calibration, fidelity
+    ("interop",),   # torch modules, Hugging Face configs, torchao filters (imported lazily)
     ("cli",),       # the command line
     ("__init__", "_compat"),  # the package: public names, old module paths
 ]

@@ -24,7 +24,8 @@ import sympy
 from .. import renderers
 from .. import symbols as S
 from ..devices import Hardware, hardware
-from .compiled import GROUPS, CompiledTerms
+from .blocked import evaluate_lazy, is_lazy, outputs_of
+from .compiled import CompiledTerms
 from .formats import element, scaling
 from .gemm import Gemm
 from .presets import Options, grouped_options, options
@@ -310,21 +311,34 @@ class Linear:
         shape = (len(entries),) + (1,) * ndim
         return {str(s): np.array([float(r[s]) for r in rows]).reshape(shape) for s in needed}
 
-    def evaluate(self, M: Any, K: Any, N: Any, **hardware_values: Any) -> dict[str, np.ndarray]:
+    def evaluate(self, M: Any, K: Any, N: Any, outputs: Sequence[str] | None = None,
+                 **hardware_values: Any) -> dict[str, np.ndarray]:
         """The seven quantities at shapes ``M, K, N`` (numpy broadcasting).
 
         Shapes are taken as float64 (no integer overflow) and must be positive
         and finite.  An unbound model takes its hardware symbols by name, e.g.
         ``BW=3.35e12``; arrays evaluate many GPUs at once (``hardware_axis``).
+        ``outputs``: the names to return (default: all of ``OUTPUTS``).  Dask
+        arrays stay lazy: the result holds dask arrays, computed block by
+        block (on a ``dask.distributed`` cluster, on its workers).
 
         >>> m = linear("rowwise", preset="torchao").on("NVIDIA H100")
-        >>> m.evaluate(M=[4096, 8192], K=8192, N=8192)["speedup"].round(3)
+        >>> m.evaluate(M=[4096, 8192], K=8192, N=8192, outputs=("speedup",))["speedup"].round(3)
         array([1.323, 1.461])
+
+        With dask (``pip install roofline-sym[dask]``):
+        ``m.evaluate(M=dask.array.from_array(ms, chunks=2**20), K=8192, N=8192)["speedup"]``
+        is a dask array; ``.compute()`` evaluates it.
         """
-        totals = self._compiled.totals(M, K, N, hardware_values)
-        bg, bo, lg, lo = (totals[key] for key in GROUPS)
-        base, lowp = bg + bo, lg + lo
-        return dict(zip(OUTPUTS, (bg, bo, lg, lo, base, lowp, base / lowp)))
+        names = OUTPUTS if outputs is None else tuple(outputs)
+        unknown = [n for n in names if n not in OUTPUTS]
+        if unknown or isinstance(outputs, str):
+            raise ValueError(f"unknown output(s) {unknown or outputs!r}; outputs are "
+                             f"{', '.join(OUTPUTS)}")
+        if is_lazy(M, K, N, *hardware_values.values()):
+            return evaluate_lazy(self._compiled, OUTPUTS, names, M, K, N, hardware_values)
+        values = dict(zip(OUTPUTS, outputs_of(self._compiled.totals(M, K, N, hardware_values))))
+        return {name: values[name] for name in names}
 
     # -- display ---------------------------------------------------------------
     def latex(self) -> str:

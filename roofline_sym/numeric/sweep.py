@@ -30,6 +30,7 @@ from ..model.presets import grouped_options, options as get_options
 from ..model.recipes import list_recipes
 from ..model.term import REGIMES
 from ..solve import breakeven
+from .frames import to_xarray
 from .shapes import ShapeSet, shape_set
 
 __all__ = ["sweep", "SweepResult", "Table", "model_grid"]
@@ -163,6 +164,15 @@ class SweepResult(Table):
     def __init__(self, blocks: list[_Block]):
         self._blocks = blocks
         super().__init__({c: _concat([b.column(c) for b in blocks]) for c in COLUMNS})
+
+    def to_xarray(self):
+        """An ``xarray.Dataset`` with dimensions gpu, recipe, shape (and mode,
+        fuse, preset where they vary), the seven outputs as variables
+        (``frames.to_xarray``; xarray is optional, imported only here):
+        ``sweep(model_grid(["tensorwise", "rowwise"], ["h100", "b200"]),
+        "llama3-8b").to_xarray()`` has sizes gpu 2, recipe 2, shape 7.
+        """
+        return to_xarray(self._blocks, OUTPUTS)
 
     def model_total(self) -> Table:
         """Per (model, shape set): count-weighted total times and overall speedup.

@@ -1,0 +1,80 @@
+"""Shape sets from Hugging Face: a config, or a model id found locally.
+
+``shape_set`` takes what ``numeric.shapes.shape_set`` takes (a shipped set's
+name, a ``ShapeSet``) and also a ``transformers`` config, a model id or
+directory whose config is on this machine (``local_files_only``: nothing is
+downloaded), or an ``nn.Module``.  A config becomes its model built on the
+meta device (no weights allocated), then ``shapes_from_module``.  torch and
+transformers are imported only for those.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..numeric.shapes import ShapeSet, list_shape_sets, shape_set as shipped_set
+from .modules import shapes_from_module
+
+__all__ = ["shape_set", "DEFAULT_TOKENS"]
+
+# M of a model built from a config when none is given (the Llama 3 sets' default)
+DEFAULT_TOKENS = 8192
+
+
+def _is_config(obj: Any) -> bool:
+    return hasattr(obj, "model_type") and callable(getattr(obj, "to_dict", None))
+
+
+def shape_set(name: Any, M: Any = None, **params: Any) -> ShapeSet:
+    """A shape set: shipped (by name), a Hugging Face config or local model id,
+    or a ``torch.nn.Module``; model sets take the token count ``M``.
+
+    ``params``: a shipped set's own parameters.  A config or module without
+    ``M`` is taken at 8192 tokens.
+
+    >>> shape_set("llama3-8b", M=4096).tokens
+    4096.0
+    """
+    if isinstance(name, ShapeSet) or (isinstance(name, str) and name in list_shape_sets()):
+        return shipped_set(name, M, **params)
+    if params:
+        raise ValueError(f"parameters {sorted(params)} apply to shipped shape sets only")
+    tokens = DEFAULT_TOKENS if M is None else M
+    if hasattr(name, "named_modules"):
+        return shapes_from_module(name, M=tokens)
+    if _is_config(name):
+        return _from_config(name, tokens)
+    if isinstance(name, str):
+        config = _local_config(name)
+        if config is not None:
+            return _from_config(config, tokens, label=name)
+    return shipped_set(name, M)  # the usual error, naming the shipped sets
+
+
+def _local_config(name: str) -> Any:
+    """The config of a local directory or cached model id, or None (also
+    without transformers)."""
+    try:
+        from transformers import AutoConfig
+    except ImportError:
+        return None
+    try:
+        return AutoConfig.from_pretrained(name, local_files_only=True)
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _from_config(config: Any, M: Any, label: str | None = None) -> ShapeSet:
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        raise ImportError("a shape set from a Hugging Face config needs torch and "
+                          "transformers: pip install roofline-sym[hf]") from None
+    with torch.device("meta"):
+        try:
+            model = transformers.AutoModelForCausalLM.from_config(config)
+        except ValueError:  # not a causal language model
+            model = transformers.AutoModel.from_config(config)
+    name = label or getattr(config, "name_or_path", "") or config.model_type
+    return shapes_from_module(model, M=M, name=name)
