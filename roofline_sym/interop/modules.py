@@ -124,7 +124,10 @@ def _experts(module: Any, M: float, top_k: int | None) -> list:
 
 def _top_k(module: Any, top_k: int | None, fqn: str) -> int:
     if top_k is None:
-        top_k = getattr(getattr(module, "config", None), "num_experts_per_tok", None)
+        config = getattr(module, "config", None)
+        if callable(getattr(config, "get_text_config", None)):  # multimodal models
+            config = config.get_text_config()
+        top_k = getattr(config, "num_experts_per_tok", None)
     if not isinstance(top_k, int) or top_k < 1:
         raise ValueError(f"{fqn} holds experts: give top_k= (experts per token); the module "
                          "has no config.num_experts_per_tok")

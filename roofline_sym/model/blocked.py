@@ -25,7 +25,7 @@ from .compiled import GROUPS, CompiledTerms
 
 __all__ = ["is_lazy", "evaluate_lazy", "outputs_of"]
 
-# the compiled models of this process, by the key of their terms
+# the models compiled by this (worker) process, by the key of their terms
 _CACHE: dict[str, CompiledTerms] = {}
 
 
@@ -55,12 +55,15 @@ class _Blocks:
         self.selected = tuple(selected)
         text = repr([(t.name, [(r, sympy.srepr(e)) for r, e in t.pieces]) for t in self.terms])
         self.key = hashlib.sha256((text + repr(self.names)).encode()).hexdigest()
-        _CACHE.setdefault(self.key, compiled)
+        self._here = compiled  # this process's compiled model; it does not travel
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_here"}
 
     def __call__(self, m: np.ndarray, k: np.ndarray, n: np.ndarray,
                  *hw: np.ndarray) -> np.ndarray:
-        compiled = _CACHE.get(self.key)
-        if compiled is None:
+        compiled = getattr(self, "_here", None) or _CACHE.get(self.key)
+        if compiled is None:  # a worker process: compile once, keep it
             compiled = _CACHE.setdefault(self.key, CompiledTerms(self.terms, self.free))
         values = outputs_of(compiled.totals(m, k, n, dict(zip(self.names, hw))))
         shape = np.broadcast_shapes(np.shape(m), *(np.shape(v) for v in values))
