@@ -33,6 +33,7 @@ __all__ = [
     "mem_half_bytes",
     "kernel_efficiency",
     "scaling_efficiency",
+    "grouped_efficiency",
     "KERNEL_KINDS",
     "SCALING_FAMILIES",
     "hardware_symbol",
@@ -125,12 +126,18 @@ def scaling_efficiency(family: str) -> sympy.Symbol:
     return _make(f"kappa_{family}", rf"\kappa_{{\mathrm{{{family}}}}}")
 
 
+def grouped_efficiency(dtype: str) -> sympy.Symbol:
+    """A grouped (MoE) GEMM's rate relative to a dense ``dtype`` GEMM's
+    (``kappa_grouped_bf16``)."""
+    return _make(f"kappa_grouped_{dtype}", rf"\kappa_{{\mathrm{{grouped,{dtype}}}}}")
+
+
 def hardware_symbol(name: str) -> sympy.Symbol:
     """A hardware symbol by its name (``"BW"``, ``"P_fp8"``, ``"eta_mem"``, ...).
 
     ``P_<dtype>``, ``eta_<dtype>`` and ``F_half_<dtype>`` exist for the GEMM
     dtypes bf16, fp16, fp8, fp4; ``eta_<kind>`` for the ``KERNEL_KINDS``;
-    ``kappa_<family>`` for the ``SCALING_FAMILIES``.
+    ``kappa_<family>`` for the ``SCALING_FAMILIES``, ``kappa_grouped_<dtype>``.
 
     >>> hardware_symbol("P_fp8") is peak_flops("fp8")
     True
@@ -143,6 +150,8 @@ def hardware_symbol(name: str) -> sympy.Symbol:
         return makers[name]()
     if name.startswith("F_half_") and name[7:] in _GEMM_DTYPES:
         return half_flops(name[7:])
+    if name.startswith("kappa_grouped_") and name[14:] in _GEMM_DTYPES:
+        return grouped_efficiency(name[14:])
     kind, _, rest = name.partition("_")
     if kind in ("P", "eta") and rest in _GEMM_DTYPES:
         return (peak_flops if kind == "P" else gemm_efficiency)(rest)

@@ -166,9 +166,21 @@ def test_the_grouped_workload_is_training_only_and_unfused():
 
 
 def test_more_experts_cost_more_at_the_same_tokens():
-    speedups = [float(rs.linear("mxfp8_cublas", groups=g).on("b200")
-                      .evaluate(M=32768, K=7168, N=2048)["speedup"]) for g in (1, 8, 64, 256)]
+    # grouped GEMM kernels throughout (the workload runs them even for one group)
+    speedups = [float(rs.linear("mxfp8_cublas", groups=g, workload="grouped-mm-fwd-bwd")
+                      .on("b200").evaluate(M=32768, K=7168, N=2048)["speedup"])
+                for g in (1, 8, 64, 256)]
     assert speedups == sorted(speedups, reverse=True)
+
+
+def test_grouped_kernels_run_at_their_own_rate():
+    # G >= 2, or the grouped workload, prices GEMMs at kappa_grouped_<dtype>;
+    # a dense layer (and groups=1 outside the workload) does not
+    grouped = rs.linear("mxfp8_cublas", groups=8)
+    dense = rs.linear("mxfp8_cublas", groups=1)
+    k = rs.symbols.grouped_efficiency
+    assert {k("bf16"), k("fp8")} <= grouped.free_hardware_symbols
+    assert not {k("bf16"), k("fp8")} & dense.free_hardware_symbols
 
 
 @pytest.mark.parametrize("bad", [0, -2, 2.5, "8", True])

@@ -52,6 +52,7 @@ _MODEL_TABLES = {
     "gemm_half_flops": (GEMM_DTYPES, 0.0, 1e13, " FLOP"),
     "kernel_efficiency": (S.KERNEL_KINDS, 0.01, 1.0, ""),
     "scaling_efficiency": (S.SCALING_FAMILIES, 0.05, 1.5, ""),
+    "grouped_efficiency": (GEMM_DTYPES, 0.05, 1.5, ""),
 }
 HALF_BYTES_MAX = 1e10
 
@@ -160,6 +161,7 @@ class Hardware:
     mem_half_bytes: sympy.Rational | None = None
     kernel_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
     scaling_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
+    grouped_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
@@ -301,6 +303,8 @@ class Hardware:
             out[S.kernel_efficiency(kind)] = value
         for family, value in self.scaling_efficiency.items():
             out[S.scaling_efficiency(family)] = value
+        for dtype, value in self.grouped_efficiency.items():
+            out[S.grouped_efficiency(dtype)] = value
         return out
 
     def defaulted(self) -> dict[sympy.Symbol, sympy.Rational]:
@@ -317,6 +321,8 @@ class Hardware:
         out.update({S.half_flops(d): sympy.Integer(0) for d in self.peak_flops
                     if d in GEMM_DTYPES})
         out.update({S.scaling_efficiency(f): sympy.Integer(1) for f in S.SCALING_FAMILIES})
+        out.update({S.grouped_efficiency(d): sympy.Integer(1) for d in self.peak_flops
+                    if d in GEMM_DTYPES})
         if self.mem_efficiency is not None:
             out.update({S.kernel_efficiency(k): self.mem_efficiency for k in S.KERNEL_KINDS})
         out.update(self.stated)
@@ -490,6 +496,10 @@ class Hardware:
             row("scaled-GEMM factor", ", ".join(f"{k} {float(v):.3g}"
                                                for k, v in self.scaling_efficiency.items()),
                 "scaling_efficiency")
+        if self.grouped_efficiency:
+            row("grouped-GEMM factor", ", ".join(f"{k} {float(v):.3g}"
+                                                for k, v in self.grouped_efficiency.items()),
+                "grouped_efficiency")
         lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
 
@@ -508,6 +518,7 @@ _FIELD_OF = {
     "B_half": "mem_half_bytes",
     **{f"eta_{k}": f"kernel_efficiency.{k}" for k in S.KERNEL_KINDS},
     **{f"kappa_{f}": f"scaling_efficiency.{f}" for f in S.SCALING_FAMILIES},
+    **{f"kappa_grouped_{d}": f"grouped_efficiency.{d}" for d in GEMM_DTYPES},
 }
 
 # The source a field changed by Hardware.replace cites (unless sources= is given).
@@ -515,4 +526,4 @@ OVERRIDE_SOURCE = "user override (Hardware.replace)"
 # The fields that cite a source (the numbers and block_scaling), in file order.
 SOURCED = ("peak_flops", "gemm_efficiency", "mem_bw", "mem_efficiency", "launch_overhead",
            "block_scaling", "memory_bytes", "l2_bytes", "gemm_half_flops", "mem_half_bytes",
-           "kernel_efficiency", "scaling_efficiency")
+           "kernel_efficiency", "scaling_efficiency", "grouped_efficiency")

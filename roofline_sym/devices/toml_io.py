@@ -48,6 +48,7 @@ TOML_FIELDS = {
     "mem_half_bytes": "mem_half_bytes",
     "kernel_efficiency": "kernel_efficiency",
     "scaling_efficiency": "scaling_efficiency",
+    "grouped_efficiency": "grouped_efficiency",
 }
 _OTHER = {"name", "aliases", "notes", "sources"}
 _TOML_NAME = {hw_field: toml_field for toml_field, hw_field in TOML_FIELDS.items()}
@@ -109,7 +110,7 @@ def parse(data: dict, origin: str, dataset_name: str | None = None) -> Dataset:
             if required not in raw:
                 raise fail(f"entry {label}, field {required!r}: required")
         for table in ("peak_flops_per_s", "gemm_efficiency", "gemm_half_flops",
-                      "kernel_efficiency", "scaling_efficiency"):
+                      "kernel_efficiency", "scaling_efficiency", "grouped_efficiency"):
             if table in raw and not isinstance(raw[table], dict):
                 raise fail(f"entry {label}, field {table!r}: expected a table such as "
                            f"{{ bf16 = ..., fp8 = ... }}, got {raw[table]!r}")

@@ -56,8 +56,8 @@ SPECS = {s.gpu: s for s in (
          },
          free=("eta_fp8", "kappa_blockwise", "F_half_bf16", "eta_rescale", "B_half")),
     Spec("B200 (HGX)",
-         sources=("ao-infer-b200-r4", "ao-infer-b200-r5"),
-         workloads=("relu-linear",),
+         sources=("ao-infer-b200-r4", "ao-infer-b200-r5", "ao-moe-groupedmm-b200-v2"),
+         workloads=("relu-linear", "grouped-mm-fwd-bwd"),
          fixed={
              "eta_cast": (0.81, "ao-mx-cast-b200: dim0 MXFP8 cast 6.46 TB/s of 8.0 "
                                 "(kernels.csv)"),
@@ -66,8 +66,14 @@ SPECS = {s.gpu: s for s in (
              "eta_reduce": (0.85, "assumed; as H100 SXM"),
              "eta_elementwise": (0.85, "assumed; as H100 SXM"),
              "eta_norm": (0.85, "assumed; as H100 SXM"),
+             # three grouped GEMMs at 2302.7, 2286.0 and 1829.6 TFLOPS (2D-3D forward and
+             # grad_input, 2D-2D grad_weight): 2118 TFLOPS for equal FLOPs, 0.471 of
+             # 4500, against the dense fit's fp8 fraction 0.706
+             "kappa_grouped_fp8": (0.667, "ao-moe-kernels-b200: MXFP8 grouped GEMMs "
+                                          "2302.7 / 2286.0 / 1829.6 TFLOPS (kernels.csv)"),
          },
-         free=("eta_fp8", "eta_fp4", "F_half_bf16", "F_half_fp8", "F_half_fp4", "B_half")),
+         free=("eta_fp8", "eta_fp4", "F_half_bf16", "F_half_fp8", "F_half_fp4", "B_half",
+               "kappa_grouped_bf16")),
 )}
 
 
@@ -107,7 +113,7 @@ TRANSFERS = {
 def transfer(fitted: Hardware, target: Hardware, same_generation: bool) -> dict[str, float]:
     """The size-dependent numbers of ``target`` carried over from ``fitted``:
     each kernel class at the same fraction of ``mem_efficiency``, each half
-    size worth the same time at the target's rates, the scaled-GEMM factors
+    size worth the same time at the target's rates, the scaled- and grouped-GEMM factors
     as they are, and (``same_generation``) each low-precision GEMM rate at the
     same ratio to the bf16 rate.  Returns ``{symbol name: value}`` for
     ``Hardware.with_values``.
@@ -132,6 +138,9 @@ def transfer(fitted: Hardware, target: Hardware, same_generation: bool) -> dict[
             out[f"F_half_{d}"] = _sig(seconds * float(target.peak_flops[d]) * eta)
     for family, value in fitted.scaling_efficiency.items():
         out[f"kappa_{family}"] = float(value)
+    for d, value in fitted.grouped_efficiency.items():
+        if d in target.peak_flops:
+            out[f"kappa_grouped_{d}"] = float(value)
     return out
 
 

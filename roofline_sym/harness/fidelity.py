@@ -68,7 +68,7 @@ def predict_speedups(path_or_table: Any, preset: str = "default", *,
     >>> rows = [{"gpu": "b200", "recipe": "mxfp8_cublas", "mode": "inference",
     ...          "workload": "relu-linear", "M": 8192, "K": 8192, "N": 8192}]
     >>> predict_speedups(rows).round(2)
-    array([1.74])
+    array([1.75])
     """
     return _predict_table(path_or_table, preset, unsupported=unsupported)
 

@@ -122,14 +122,16 @@ class TermId:
 class Work:
     """What a GEMM or kernel does: ``flops`` at the peak of GEMM dtype ``dtype``
     (``None``: not a GEMM) and ``bytes`` moved; a kernel's class ``kind``
-    (``symbols.KERNEL_KINDS``) and a scaled GEMM's ``scaling`` family
-    (``symbols.SCALING_FAMILIES``; ``None`` for bf16)."""
+    (``symbols.KERNEL_KINDS``), a scaled GEMM's ``scaling`` family
+    (``symbols.SCALING_FAMILIES``; ``None`` for bf16) and whether a GEMM runs
+    as a grouped (MoE) kernel."""
 
     flops: sympy.Expr = sympy.Integer(0)
     dtype: str | None = None
     bytes: sympy.Expr = sympy.Integer(0)
     kind: str = "cast"
     scaling: str | None = None
+    grouped: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "flops", sympy.sympify(self.flops))
@@ -154,7 +156,7 @@ def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
 
     ``efficiency="size"`` (the default model) makes the rates depend on the
     size of the work, Hockney's half-performance form: a GEMM's compute is
-    (F + F_half_d) / (P_d eta_d kappa_family), a kernel's memory
+    (F + F_half_d) / (P_d eta_d kappa_family [kappa_grouped_d]), a kernel's memory
     (B + B_half) / (BW eta_kind), so small GEMMs and kernels run below their
     asymptotic rate and each kernel class has its own achievable bandwidth.
 
@@ -180,6 +182,8 @@ def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
             flops = flops + S.half_flops(work.dtype)
             if work.scaling is not None:
                 rate = rate * S.scaling_efficiency(work.scaling)
+            if work.grouped:
+                rate = rate * S.grouped_efficiency(work.dtype)
         compute = ("compute", flops / rate)
         if gemm_time == "compute":
             return (compute,)

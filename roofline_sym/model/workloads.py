@@ -61,7 +61,8 @@ class Workload:
     is cast on the fly too (inference; otherwise it is pre-quantized);
     ``weight_scale_relayout``: the weight's block scales are re-laid out for
     the GEMM by a kernel of their own (False: the weight cast writes them in
-    the GEMM's layout, as torchao's 3D MX cast of grouped weights does).
+    the GEMM's layout, as torchao's 3D MX cast of grouped weights does);
+    ``grouped_gemms``: the GEMMs run as grouped kernels even with one group.
     Kernels on the ``weight`` run once per expert of a grouped layer.
     """
 
@@ -73,6 +74,7 @@ class Workload:
     kernels: tuple[WorkloadKernel, ...] = ()
     quantize_weight: bool = False
     weight_scale_relayout: bool = True
+    grouped_gemms: bool = False
 
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
@@ -101,7 +103,8 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
              "forward + MSE loss + backward, compiled, gradients accumulated into the input "
              "and the weights (torchao's _to_mxfp8_then_scaled_grouped_mm vs "
              "torch._grouped_mm benchmark); the 3D weight cast writes its MX scales already "
-             "blocked", modes=("training",), fuse=False, weight_scale_relayout=False, kernels=(
+             "blocked", modes=("training",), fuse=False, weight_scale_relayout=False,
+             grouped_gemms=True, kernels=(
                  WorkloadKernel("mse_loss_fwd", "output", 2, 0, "reduce"),
                  WorkloadKernel("mse_loss_bwd", "output", 2, 1),
                  WorkloadKernel("grad_accumulate", "input", 2, 1),
