@@ -10,6 +10,7 @@ import importlib
 import sys
 
 from . import _compat
+from ._version import version as _version
 from .devices import (
     Dataset,
     Hardware,
@@ -32,12 +33,13 @@ from .model.formats import element, scaling
 from .interop import float8_module_filter, shape_set, shapes_from_module
 from .symbols import K, M, N, x
 
-__version__ = "0.1.0"
 
 
 def __getattr__(name: str):
     if name in _compat.PUBLIC:
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "__version__":
+        return _version()
     raise AttributeError(f"module 'roofline_sym' has no attribute {name!r}")
 
 

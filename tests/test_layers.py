@@ -18,7 +18,8 @@ PACKAGE = Path(rs.__file__).parent
 
 # bottom up; a layer is a top-level module or subpackage of roofline_sym
 LAYERS = [
-    ("validate", "symbols", "renderers"),  # foundations: checks, the symbol factory, writers
+    ("validate", "symbols", "renderers", "_version"),  # foundations: checks, the symbol
+    # factory, writers, the version
     ("devices",),   # hardware entries, datasets, TOML files, sources
     ("model",),     # formats, terms and the roofline, GEMMs, recipes, presets, Linear
     ("solve",),     # break-even
@@ -27,7 +28,7 @@ LAYERS = [
     ("harness",),   # measuring, calibration, fidelity
     ("interop",),   # torch modules, Hugging Face configs, torchao filters (imported lazily)
     ("cli",),       # the command line
-    ("__init__", "_compat"),  # the package: public names, old module paths
+    ("__init__", "_compat", "__main__"),  # the package: public names, old paths, `python -m`
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 

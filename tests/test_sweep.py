@@ -16,6 +16,7 @@ import roofline_sym as rs
 from roofline_sym.model.linear import OUTPUTS
 from roofline_sym.numeric.shapes import grid, shape_set
 from roofline_sym.numeric.sweep import COLUMNS, model_grid, sweep
+from roofline_sym.numeric.table import header
 
 
 @lru_cache(maxsize=None)
@@ -158,13 +159,14 @@ def test_model_total_by_hand():
 
 def _check_csv(table, text):
     back = list(csv.DictReader(io.StringIO(text)))
-    assert list(back[0]) == table.columns and len(back) == len(table)
+    assert list(back[0]) == [header(c) for c in table.columns] and len(back) == len(table)
     for want, got in zip(table.rows, back):
         for col, value in want.items():
+            cell = got[header(col)]
             if isinstance(value, float):
-                assert (got[col] == "") if math.isnan(value) else float(got[col]) == value
+                assert (cell == "") if math.isnan(value) else float(cell) == value
             else:
-                assert got[col] == str(value)  # str, bool ("True"), int
+                assert cell == str(value)  # str, bool ("True"), int
 
 
 def test_csv_round_trip(tmp_path):
@@ -183,12 +185,14 @@ def test_json_round_trip(tmp_path):
     res = sweep(_model(), ["pow2", "llama"])
     path = tmp_path / "out.json"
     res.to_json(path)
-    assert json.loads(path.read_text()) == res.rows  # floats, bools, strings exact
+    # floats, bools, strings exact; keys carry units
+    assert json.loads(path.read_text()) == [{header(k): v for k, v in r.items()}
+                                            for r in res.rows]
     buf = io.StringIO()
     res.model_total().to_json(buf)
     assert json.loads(buf.getvalue()) == [
-        {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-        for r in res.model_total().rows]
+        {header(k): (None if isinstance(v, float) and math.isnan(v) else v)
+         for k, v in r.items()} for r in res.model_total().rows]
 
 
 def test_to_pandas_optional(monkeypatch):

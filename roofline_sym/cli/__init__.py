@@ -19,9 +19,10 @@ import sys
 import warnings
 from typing import Sequence
 
+from .._version import version
 from ..devices import HardwareError
 from . import (cmd_breakeven, cmd_default, cmd_eval, cmd_fidelity, cmd_formula, cmd_hardware,
-               cmd_measure, cmd_plot, cmd_recipes, cmd_sweep)
+               cmd_measure, cmd_plot, cmd_recipes, cmd_sweep, completion)
 from .common import Parser, UserError
 
 __all__ = ["main"]
@@ -40,7 +41,29 @@ EPILOG = """examples:
   roofline-sym breakeven --gpu h100 --recipe tensorwise --solve-for M --at K=8192,N=8192
   roofline-sym sweep --gpu h100 --gpu b200 --shapes llama3-70b -M 16384 --total
   roofline-sym plot heatmap --gpu h100 --recipe tensorwise --fuse -o heatmap.png
+  roofline-sym --print-completion bash > ~/.local/share/bash-completion/completions/roofline-sym
 """
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed version (pyproject's), read when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="print the version and exit"):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"{parser.prog} {version()}")
+        parser.exit(0)
+
+
+class _Completion(argparse.Action):
+    """``--print-completion SHELL``: the shell completion script, then exit."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(completion.script(parser, values), end="")
+        parser.exit(0)
+
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,6 +72,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="roofline-sym", epilog=EPILOG, formatter_class=fmt,
         description="Roofline cost models of low-precision linear layers: break-even "
                     "shapes, formulas and sweeps.")
+    p.add_argument("--version", action=_Version)
+    p.add_argument("--print-completion", action=_Completion, choices=completion.SHELLS,
+                   metavar="SHELL", help="print a completion script for bash or zsh and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         sp = sub.add_parser(command.NAME, help=command.HELP, description=command.HELP,

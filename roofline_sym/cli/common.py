@@ -25,6 +25,7 @@ from ..model.linear import Linear, linear
 from ..model.presets import PRESETS, options
 from ..model.recipes import MODES, list_recipes
 from ..numeric.sweep import model_grid
+from ..numeric.table import export_rows
 from ..validate import SHAPE_MAX, parse_number
 
 __all__ = ["UserError", "Parser", "DEFAULT_GPU", "parse_shape", "parse_at", "count",
@@ -167,7 +168,10 @@ def models(args: argparse.Namespace) -> list[Linear]:
 
 # -- output --------------------------------------------------------------------------
 def emit(rows: list[dict], args: argparse.Namespace, text: Callable[[], None]) -> None:
-    """Rows as JSON (NaN as null), CSV (lists joined by ';') or text."""
+    """Rows as JSON (NaN as null), CSV (lists joined by ';') or text; exported
+    names carry units and whole-number columns are integers (``export_rows``)."""
+    if getattr(args, "json", False) or getattr(args, "csv", False):
+        rows = export_rows(rows)
     if getattr(args, "json", False):
         print(json.dumps(_finite(rows), indent=2, default=_jsonable, allow_nan=False))
     elif getattr(args, "csv", False):

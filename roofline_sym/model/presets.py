@@ -17,8 +17,8 @@ from ..devices import DATASETS
 from .recipes import TABLES
 from .term import EFFICIENCY_MODELS, GEMM_TIME_MODELS, LAUNCH_FLOORS
 
-__all__ = ["Options", "PRESETS", "options", "grouped_options", "LAUNCH_FLOORS", "GEMM_SCALES",
-           "GROUPED_MODELS"]
+__all__ = ["Options", "PRESETS", "options", "grouped_options", "describe", "describe_models",
+           "LAUNCH_FLOORS", "GEMM_SCALES", "GROUPED_MODELS"]
 
 # format: scales read at their own format and block, per operand (default);
 # torchao: floor((m k + k n) / block) scales at the operand's element size,
@@ -120,3 +120,37 @@ def grouped_options(opts: Options, **overrides) -> Options:
     True
     """
     return replace(opts, **{**GROUPED_MODELS[opts.grouped], **overrides})
+
+
+def describe(preset: str, fuse: bool, opts: Options | None = None,
+             dataset: str | None = None) -> str:
+    """The options a model was made with, in words, for table captions and titles.
+
+    ``dataset``: where its hardware came from (default: the options').  Options
+    that differ from the preset's are named.
+
+    >>> describe("default", False)
+    'preset default, casts not fused, dataset default'
+    >>> describe("torchao", True, options("torchao", gemm_time="compute"))
+    'preset torchao, casts fused, dataset torchao, gemm_time=compute'
+    """
+    opts = options(preset) if opts is None else opts
+    base = PRESETS[preset]
+    words = [f"preset {preset}", "casts fused" if fuse else "casts not fused",
+             f"dataset {dataset or opts.dataset}"]
+    words += [f"{f.name}={getattr(opts, f.name)}" for f in fields(Options)
+              if f.name not in ("fuse", "dataset") and getattr(opts, f.name) != getattr(base, f.name)]
+    return ", ".join(words)
+
+
+def describe_models(models) -> str:
+    """``describe`` of models (``Linear``), once when they agree, else each distinct one.
+
+    >>> from roofline_sym.model.linear import linear
+    >>> describe_models([linear("tensorwise"), linear("rowwise")])
+    'preset default, casts not fused, dataset default'
+    """
+    seen = dict.fromkeys(
+        describe(m.preset, m.fuse, m.options,
+                 getattr(getattr(m, "hardware", None), "dataset", None)) for m in models)
+    return "; ".join(seen) if len(seen) < 2 else "mixed: " + " | ".join(seen)

@@ -18,7 +18,6 @@ shape set, ``model_total()`` weighs every layer by how often it occurs.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -26,12 +25,13 @@ import numpy as np
 
 from ..devices import MissingHardwareValueError, hardware as get_hardware, list_hardware
 from ..model.linear import OUTPUTS, Linear, linear
-from ..model.presets import grouped_options, options as get_options
+from ..model.presets import describe_models, grouped_options, options as get_options
 from ..model.recipes import list_recipes
 from ..model.term import REGIMES
 from ..solve import breakeven
 from .frames import to_xarray
 from .shapes import ShapeSet, shape_set
+from .table import Table
 
 __all__ = ["sweep", "SweepResult", "Table", "model_grid"]
 
@@ -48,88 +48,13 @@ COLUMNS = (
     *(g[0] for g in _GROUPS),
     "cube_breakeven", "cube_size", "faster_on_cube",
 )
+# what repr shows of a sweep and of its totals
+_PREVIEW = ("gpu", "recipe", "shape_set", "name", "M", "K", "N", "speedup", "faster",
+            "lowp_overhead_regime")
+_TOTAL_PREVIEW = ("gpu", "recipe", "shape_set", "M", "baseline_time", "lowp_time", "speedup")
 # rows per evaluate() call: bounds memory (every term's pieces are live at once)
 # and sets how often the progress callback fires
 _CHUNK = 1 << 18
-
-
-class Table:
-    """A column-oriented table: ``.columns``, ``.rows``, ``len()``, ``t["col"]``.
-
-    Export with ``to_csv``, ``to_json`` (stdlib) or ``to_pandas``.
-
-    >>> t = Table({"a": np.array([1.0, 2.0]), "b": np.array(["x", "y"])})
-    >>> t.columns, len(t), t.rows[1]
-    (['a', 'b'], 2, {'a': 2.0, 'b': 'y'})
-    """
-
-    def __init__(self, columns: Mapping[str, np.ndarray]):
-        self._data = dict(columns)
-        lengths = {len(v) for v in self._data.values()}
-        if len(lengths) > 1:
-            raise ValueError(f"columns have different lengths {sorted(lengths)}")
-
-    @property
-    def columns(self) -> list[str]:
-        return list(self._data)
-
-    def __len__(self) -> int:
-        return len(next(iter(self._data.values()))) if self._data else 0
-
-    def __getitem__(self, column: str) -> np.ndarray:
-        try:
-            return self._data[column]
-        except KeyError:
-            raise KeyError(f"no column {column!r}; columns: {', '.join(self._data)}") from None
-
-    @property
-    def rows(self) -> list[dict[str, Any]]:
-        """Rows as dicts of plain Python values (float, int, bool, str)."""
-        cols = [(name, arr.tolist()) for name, arr in self._data.items()]
-        return [{name: values[i] for name, values in cols} for i in range(len(self))]
-
-    def to_pandas(self):
-        """A ``pandas.DataFrame`` (pandas is optional, imported only here)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("to_pandas() needs pandas, which is not installed: "
-                              "pip install pandas (or use to_csv / to_json / .rows)") from None
-        return pd.DataFrame(self._data)
-
-    def to_csv(self, path_or_file: str | os.PathLike | Any) -> None:
-        """Write CSV with a header; floats round-trip exactly, NaN is empty."""
-        import csv  # exports import their modules when used, keeping the package light
-
-        with _open(path_or_file, newline="") as f:
-            writer = csv.writer(f, lineterminator="\n")
-            writer.writerow(self.columns)
-            for row in self.rows:
-                writer.writerow(["" if isinstance(v, float) and math.isnan(v) else v
-                                 for v in row.values()])
-
-    def to_json(self, path_or_file: str | os.PathLike | Any) -> None:
-        """Write a JSON list of row objects; NaN is ``null``."""
-        import json
-
-        rows = [{k: (None if isinstance(v, float) and math.isnan(v) else v)
-                 for k, v in row.items()} for row in self.rows]
-        with _open(path_or_file) as f:
-            json.dump(rows, f, allow_nan=False)
-
-    def format(self, columns: Sequence[str] | None = None, max_rows: int = 20) -> str:
-        """A fixed-width text rendering of the first ``max_rows`` rows."""
-        columns = list(columns or self.columns)
-        rows = self.rows[:max_rows]
-        cells = [columns] + [[_cell(r[c]) for c in columns] for r in rows]
-        widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
-        lines = ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in cells]
-        if len(self) > max_rows:
-            lines.append(f"... {len(self) - max_rows} more rows")
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({len(self)} rows x {len(self._data)} columns)"
 
 
 @dataclass
@@ -161,9 +86,10 @@ class SweepResult(Table):
     counts.
     """
 
-    def __init__(self, blocks: list[_Block]):
+    def __init__(self, blocks: list[_Block], caption: str = ""):
         self._blocks = blocks
-        super().__init__({c: _concat([b.column(c) for b in blocks]) for c in COLUMNS})
+        super().__init__({c: _concat([b.column(c) for b in blocks]) for c in COLUMNS},
+                         caption, _PREVIEW)
 
     def to_xarray(self):
         """An ``xarray.Dataset`` with dimensions gpu, recipe, shape (and mode,
@@ -199,7 +125,7 @@ class SweepResult(Table):
         # strings as object arrays, as in the sweep's own columns
         return Table({c: np.array([r[c] for r in rows],
                                   dtype=object if isinstance(rows[0][c], str) else None)
-                      for c in rows[0]})
+                      for c in rows[0]}, self.caption, _TOTAL_PREVIEW)
 
 
 def sweep(models: Linear | Iterable[Linear], shapes: Any,
@@ -256,17 +182,18 @@ def sweep(models: Linear | Iterable[Linear], shapes: Any,
                     "mode": model.mode, "fuse": model.fuse, "preset": model.preset,
                     "shape_set": s.name, "cube_breakeven": x_star}
             blocks.append(_Block(meta, s, values))
-    return SweepResult(blocks)
+    return SweepResult(blocks, describe_models(models))
 
 
 def model_grid(recipes: str | Sequence[str] | None = None,
                hardware: str | Sequence[Any] | None = None, mode: str = "training",
-               fuse: bool = False, preset: str = "default",
+               fuse: bool | None = None, preset: str = "default",
                skip_unsupported: bool = True, groups: int | None = None,
                **options: Any) -> list[Linear]:
     """Bound models for every recipe x GPU (None: all of them); ``groups``:
     grouped (MoE) layers of that many experts.
 
+    ``fuse`` (None: the preset's), ``preset`` and ``options`` as in ``linear``.
     GPUs that lack a recipe's GEMM dtype (fp8 on an A100, fp4 on an H100) or a
     number the model needs (torchao's RTX 5090 has no efficiencies) are
     skipped, or raise with ``skip_unsupported=False``.
@@ -389,32 +316,3 @@ def _rows(model: Linear, m: np.ndarray, k: np.ndarray, n: np.ndarray, groups: np
 
 def _concat(arrays: list[np.ndarray]) -> np.ndarray:
     return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
-
-
-def _cell(v: Any) -> str:
-    """A float as an integer when it is one (below 1e15: M = 16384 as 16384,
-    not 1.638e+04), else to 4 significant digits; other values as str."""
-    if isinstance(v, float):
-        if v.is_integer() and abs(v) < 1e15:
-            return str(int(v))
-        return f"{v:.4g}"
-    return str(v)
-
-
-class _open:
-    """Open a path for writing, or use a file object as is (not closed)."""
-
-    def __init__(self, target: Any, newline: str | None = None):
-        self.target, self.newline, self.f = target, newline, None
-
-    def __enter__(self):
-        if isinstance(self.target, (str, os.PathLike)):
-            self.f = open(self.target, "w", encoding="utf-8", newline=self.newline)
-            return self.f
-        if not hasattr(self.target, "write"):
-            raise ValueError(f"expected a path or a writable file, got {self.target!r}")
-        return self.target
-
-    def __exit__(self, *exc) -> None:
-        if self.f is not None:
-            self.f.close()

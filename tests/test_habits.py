@@ -1,0 +1,110 @@
+"""What users expect of a command and a table: --version, python -m, completion,
+tables that print their values, HTML in Jupyter, exports as text."""
+
+import json
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import roofline_sym as rs
+from roofline_sym.cli import main
+from roofline_sym.devices.toml_io import tomllib
+from roofline_sym.numeric.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# -- the command -----------------------------------------------------------------------
+def test_version_comes_from_pyproject(capsys):
+    want = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert rs.__version__ == version("roofline-sym") == want
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"roofline-sym {want}\n"
+
+
+def test_python_dash_m_runs_the_command():
+    out = subprocess.run([sys.executable, "-m", "roofline_sym", "hardware", "h200"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and "4.8 TB/s" in out.stdout
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_completion_script(capsys, shell):
+    with pytest.raises(SystemExit):
+        main(["--print-completion", shell])
+    text = capsys.readouterr().out
+    assert "complete -o default -F _roofline_sym roofline-sym" in text
+    for word in ("breakeven", "sweep", "--preset)", "torchao", "--hardware-file"):
+        assert word in text
+
+
+def test_completion_completes_in_bash(capsys, tmp_path):
+    with pytest.raises(SystemExit):
+        main(["--print-completion", "bash"])
+    script = tmp_path / "c.sh"
+    script.write_text(capsys.readouterr().out)
+    probe = (f"source {script}; COMP_WORDS=(roofline-sym breakeven --preset ''); "
+             "COMP_CWORD=3; _roofline_sym; echo ${COMPREPLY[@]}")
+    out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True)
+    assert out.stdout.split() == ["default", "torchao", "seed"]
+
+
+# -- tables -----------------------------------------------------------------------------
+def _table():
+    return Table({"gpu": np.array(["H100 SXM"] * 12, dtype=object),
+                  "M": np.arange(1, 13) * 1024.0,
+                  "lowp_time": np.linspace(1e-4, 2e-4, 12),
+                  "speedup": np.linspace(0.9, 1.5, 12)}, caption="preset default")
+
+
+def test_table_repr_shows_first_rows_with_units():
+    text = repr(_table())
+    lines = text.splitlines()
+    assert lines[0] == "Table: 12 rows x 4 columns; preset default"
+    assert lines[1].split() == ["gpu", "M", "lowp_time_s", "speedup"]
+    assert lines[2].split()[-3:] == ["1024", "0.0001", "0.9"]
+    assert lines[-1] == "... 2 more rows"
+
+
+def test_table_html_for_jupyter():
+    page = _table()._repr_html_()
+    assert page.startswith("<table><caption>Table: 12 rows x 4 columns; preset default")
+    assert "<th>lowp_time_s</th>" in page and page.count("<tr>") == 13
+
+
+def test_exports_without_a_path_return_text():
+    t = _table()
+    csv = t.to_csv()
+    assert csv.splitlines()[:2] == ["gpu,M,lowp_time_s,speedup", "H100 SXM,1024,0.0001,0.9"]
+    rows = json.loads(t.to_json())
+    assert rows[0] == {"gpu": "H100 SXM", "M": 1024, "lowp_time_s": 0.0001, "speedup": 0.9}
+    assert isinstance(rows[0]["M"], int)
+
+
+def test_sweep_result_states_its_options():
+    res = rs.sweep(rs.model_grid("tensorwise", "h100"), rs.shape_set("llama3-8b", M=8192))
+    first = repr(res).splitlines()[0]
+    assert first.startswith("SweepResult: 7 rows x 25 columns; preset default, casts not fused")
+    assert "self_attn.q_proj" in repr(res)
+    assert "preset default, casts not fused, dataset default" in res._repr_html_()
+    assert repr(res.model_total()).startswith("Table: 1 rows x 13 columns; preset default")
+    assert res.to_csv().splitlines()[1].split(",")[7:11] == ["8192", "4096", "4096", "32"]
+
+
+def test_cli_exports_integers_and_units(capsys):
+    code, out, _ = run(capsys, "eval", "--gpu", "h100", "--recipe", "tensorwise", "--csv")
+    head, row = out.splitlines()
+    assert head.split(",")[2:6] == ["M", "K", "N", "baseline_gemm_time_s"]
+    assert row.split(",")[2:5] == ["8192", "8192", "8192"]
