@@ -24,10 +24,12 @@ def test_no_arguments_runs_the_main_job(capsys):
         assert recipe in out
     # MX recipes need block-scaled GEMMs, which Hopper lacks: said, not priced
     assert "mxfp8_cublas" in out.split("not run on")[1]
-    # the tensorwise row carries the cube break-even solved by rs.breakeven
+    # the tensorwise row carries the cube break-even solved by rs.breakeven,
+    # with the same default options, stated on the first line
     import roofline_sym as rs
 
-    model = rs.linear("tensorwise", fuse=True).on("h100")
+    assert out.splitlines()[0].endswith("preset default, casts not fused, dataset default")
+    model = rs.linear("tensorwise").on("h100")
     x_star = rs.breakeven(model, along="cube").root_values[0]
     row = next(line for line in out.splitlines() if line.startswith("tensorwise"))
     assert f"{x_star:.0f}" == row.split()[1]

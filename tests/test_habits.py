@@ -108,3 +108,19 @@ def test_cli_exports_integers_and_units(capsys):
     head, row = out.splitlines()
     assert head.split(",")[2:6] == ["M", "K", "N", "baseline_gemm_time_s"]
     assert row.split(",")[2:5] == ["8192", "8192", "8192"]
+
+
+# -- one default everywhere, and said ----------------------------------------------------
+def test_main_job_and_breakeven_agree_and_say_how(capsys):
+    _, main_job, _ = run(capsys)
+    row = next(ln.split() for ln in main_job.splitlines() if ln.startswith("tensorwise "))
+    x_star, m_star = row[1], row[7]
+    _, fixed, _ = run(capsys, "breakeven", "--gpu", "h100", "--recipe", "tensorwise",
+                      "--solve-for", "M", "--at", "K=8192,N=8192")
+    _, cube, _ = run(capsys, "breakeven", "--gpu", "h100", "--recipe", "tensorwise")
+    assert fixed.splitlines()[2].split()[3] == m_star
+    assert cube.splitlines()[2].split()[3] == x_star
+    for text in (main_job, fixed, cube):
+        assert "preset default, casts not fused, dataset default" in text.splitlines()[0]
+    be = rs.breakeven(rs.linear("tensorwise").on("h100"), solve_for="M", K=8192, N=8192)
+    assert f"{float(be.root_values[0]):.0f}" == m_star

@@ -156,6 +156,8 @@ def test_always_and_never():
     assert table.splitlines()[2:] == [
         "| tensorwise | H100 SXM | none | - | always | K = N = 65536 |",
         "| mxfp8_cublas | B200 (HGX) | none | - | never | K = N = 256 |",
+        "",
+        "*preset default, casts fused, dataset default*",
     ]
 
 
@@ -184,12 +186,16 @@ def test_markdown_table_golden():
         "| mxfp4_cutlass | NVIDIA H100 | n/a | n/a | n/a |  |",
         "| mxfp4_cutlass | NVIDIA B200 | 1740 | compute+launch / launch | x > 1740 | "
         "M = K = N = x |",
+        "",
+        "*preset torchao, casts not fused, dataset torchao*",
     ])
     assert R.breakeven_table(list(_rows()), fmt="markdown", layout="grid") == "\n".join([
         "| recipe (x*) | NVIDIA H100 | NVIDIA B200 |",
         "|:---|---:|---:|",
         "| tensorwise | 2563 | 2390 |",
         "| mxfp4_cutlass | n/a | 1740 |",
+        "",
+        "*preset torchao, casts not fused, dataset torchao*",
     ])
 
 

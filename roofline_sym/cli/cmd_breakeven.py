@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..model.presets import describe_models
 from ..solve import breakeven
 from . import common
 from .common import UserError
@@ -57,15 +58,16 @@ def _check(args: argparse.Namespace, at: dict[str, float]) -> None:
 def run(args: argparse.Namespace) -> int:
     at = common.parse_at(args.at or [])
     _check(args, at)
+    models = common.models(args)
     results = [breakeven(m, along="cube") if args.along == "cube" else
-               breakeven(m, solve_for=args.solve_for, **at) for m in common.models(args)]
+               breakeven(m, solve_for=args.solve_for, **at) for m in models]
     rows = [{"gpu": be.model.hardware.name, "recipe": be.model.recipe.name, **be.summary()}
             for be in results]
 
     def text() -> None:
         var = "x (M=K=N)" if args.along == "cube" else args.solve_for
         print(f"break-even in {var}" + (f" at {', '.join(f'{k}={v:g}' for k, v in at.items())}"
-                                         if at else ""))
+                                         if at else "") + f"; {describe_models(models)}")
         print(f"{'gpu':<16}{'recipe':<34}{'first root':>11}  {'regime there':<22}faster on")
         for r, be in zip(rows, results):
             first, regime = be.headline()

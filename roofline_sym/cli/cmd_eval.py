@@ -7,6 +7,7 @@ import argparse
 import numpy as np
 
 from ..model.linear import OUTPUTS
+from ..model.presets import describe_models
 from . import common
 
 NAME = "eval"
@@ -25,13 +26,15 @@ def arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     shapes = np.array([common.parse_shape(s) for s in (args.shape or ["8192,8192,8192"])])
     rows = []
-    for m in common.models(args):
+    models = common.models(args)
+    for m in models:
         out = m.evaluate(shapes[:, 0], shapes[:, 1], shapes[:, 2])
         for i, (M, K, N) in enumerate(shapes):
             rows.append({"gpu": m.hardware.name, "recipe": m.recipe.name, "M": M, "K": K,
                          "N": N, **{k: float(out[k][i]) for k in OUTPUTS}})
 
     def text() -> None:
+        print(f"{args.mode}; {describe_models(models)}")
         print(f"{'gpu':<16}{'recipe':<34}{'M':>8}{'K':>8}{'N':>8}{'bf16 us':>11}"
               f"{'lowp us':>11}{'speedup':>9}")
         for r in rows:

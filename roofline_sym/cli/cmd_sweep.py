@@ -70,5 +70,6 @@ def run(args: argparse.Namespace) -> int:
         cols = (["gpu", "recipe", "shape_set", "M", "baseline_time", "lowp_time", "speedup"]
                 if args.total else ["gpu", "recipe", "name", "M", "K", "N", "speedup",
                                     "lowp_gemm_regime", "lowp_overhead_regime"])
+        print(f"{models[0].mode}; {table.caption}")
         print(table.format(cols, max_rows=args.max_rows))
     return 0

@@ -33,6 +33,7 @@ import sympy
 from .. import symbols as S
 from ..model.gemm import Gemm
 from ..model.linear import Linear
+from ..model.presets import describe_models
 from ..model.recipes import gemm_dims, tensor_dims
 from ..model.term import REGIME_LETTERS, REGIMES
 from ..solve import breakeven as solve_breakeven
@@ -327,7 +328,8 @@ def speedup_heatmap(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768)
 
 
 def _describe(mb) -> str:
-    return f"{mb.recipe.name} ({mb.mode}), {mb.hardware.name}"
+    """Title: the recipe, mode and GPU, then the options the model was made with."""
+    return f"{mb.recipe.name} ({mb.mode}), {mb.hardware.name}\n{describe_models([mb])}"
 
 
 # -- break-even curves --------------------------------------------------------------
@@ -396,7 +398,7 @@ def breakeven_curves(models, *, hw=None, k_range=(256, 65536), points: int = 48,
         if title is None:
             hws = {mb.hardware.name for _, mb in items}
             title = ("break-even, " + next(iter(hws))) if len(hws) == 1 else "break-even"
-            title += "; low precision faster above"
+            title += "; low precision faster above\n" + describe_models([m for _, m in items])
         ax.set_title(title)
         ax.legend(loc="upper right", frameon=False, handlelength=1.6)
     return fig
@@ -496,7 +498,8 @@ def roofline(model, shape=(8192, 8192, 8192), *, hw=None, ax=None, title: str | 
         ax.grid(True, which="major", lw=0.4, alpha=0.4)
         m, k, n = (f"{v:g}" for v in shape)
         ax.set_title(title if title is not None else
-                     f"{mb.recipe.name}, {h.name}\n$M = {m}$, $K = {k}$, $N = {n}$")
+                     f"{mb.recipe.name}, {h.name}, $M = {m}$, $K = {k}$, $N = {n}$\n"
+                     + describe_models([mb]))
         kinds = [Line2D([], [], ls="none", marker=mk, mfc="0.75", mec="k", mew=0.5, ms=4.5,
                         label=f"GEMM {g.replace('_', ' ')}")
                  for g, mk in markers.items() if any(p["gemm"] == g for p in placed)]

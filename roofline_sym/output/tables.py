@@ -13,6 +13,7 @@ from typing import Any, Iterable, Mapping, NamedTuple
 
 from ..devices import Hardware, hardware
 from ..model.linear import linear
+from ..model.presets import describe, describe_models, options
 from ..model.recipes import list_recipes
 from ..model.term import RegimeSummary
 from ..solve.result import BreakEven
@@ -133,7 +134,8 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "long") -
     regime there (GEMMs / casts), where low precision is faster ("always",
     "never") and the shape it was solved at.  ``layout="grid"``: recipes down,
     GPUs across, each cell the break-even point (or "always" / "never").
-    LaTeX needs ``\usepackage{booktabs}``.
+    Under the table, the options the models were made with (preset, fusion,
+    dataset).  LaTeX needs ``\usepackage{booktabs}``.
 
     >>> import roofline_sym as rs
     >>> be = rs.breakeven(rs.linear("tensorwise", preset="torchao").on("NVIDIA H100"),
@@ -142,6 +144,8 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "long") -
     | recipe | GPU | x* | regime at x* (GEMMs / casts) | faster | solved at |
     |:---|:---|---:|:---|:---|:---|
     | tensorwise | NVIDIA H100 | 2563 | compute / memory | x > 2563 | M = K = N = x |
+    <BLANKLINE>
+    *preset torchao, casts not fused, dataset torchao*
     """
     if fmt not in ("latex", "markdown"):
         raise ValueError(f"fmt must be 'latex' or 'markdown', not {fmt!r}")
@@ -200,24 +204,34 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "long") -
             body.append(line)
         align = ["l"] + ["r"] * len(gpus)
 
+    note = describe_models([be.model for be in solved]) if solved else ""
     if fmt == "markdown":
         marks = {"l": ":---", "r": "---:"}
         out = ["| " + " | ".join(header) + " |",
                "|" + "|".join(marks[a] for a in align) + "|"]
         out += ["| " + " | ".join(line) + " |" for line in body]
+        out += ["", f"*{_escape_md(note)}*"] if note else []
         return "\n".join(out)
     out = [rf"\begin{{tabular}}{{{''.join(align)}}}", r"\toprule",
            " & ".join(header) + r" \\", r"\midrule"]
     out += [" & ".join(line) + r" \\" for line in body]
-    out += [r"\bottomrule", r"\end{tabular}"]
+    out.append(r"\bottomrule")
+    if note:
+        # two options a line, so the note does not widen a narrow table
+        parts = note.split(", ")
+        lines = r" \\ ".join(_tt(", ".join(parts[i:i + 2])) for i in range(0, len(parts), 2))
+        out.append(rf"\multicolumn{{{len(align)}}}{{@{{}}l}}{{\footnotesize"
+                   rf"\begin{{tabular}}[t]{{@{{}}l@{{}}}}{lines}\end{{tabular}}}}")
+    out.append(r"\end{tabular}")
     return "\n".join(out)
 
 
 def breakeven_rows(recipes: Iterable[str], gpus: Iterable[str], *, mode: str = "training",
-                   fuse: bool = False, preset: str = "default", along: Any = "cube",
+                   fuse: bool | None = None, preset: str = "default", along: Any = "cube",
                    **solve: Any) -> list[Row]:
     """Solve every recipe on every GPU: rows for ``breakeven_table``.
 
+    ``fuse`` (None: the preset's) and ``preset`` as in ``linear``.
     A recipe a GPU cannot run (no fp4 peak, ...) gives a row with ``None``.
     ``solve``: passed to ``rs.breakeven`` (``solve_for="M", K=..., N=...``
     replaces the default ``along="cube"``).
@@ -244,24 +258,27 @@ def breakeven_rows(recipes: Iterable[str], gpus: Iterable[str], *, mode: str = "
 
 
 def overview(hw: Hardware, cubes: Iterable[int] = (1024, 2048, 4096, 8192, 16384),
-             fixed_kn: int = 8192) -> str:
-    """Every training recipe on ``hw`` (casts fused, preset default), as text:
-    the break-even cube ``x*`` and ``M*`` at ``K = N = fixed_kn`` with the
-    low-precision side's regime at each, and the speedup at each cube.
+             fixed_kn: int = 8192, *, preset: str = "default", fuse: bool | None = None) -> str:
+    """Every training recipe on ``hw``, as text: the break-even cube ``x*`` and
+    ``M*`` at ``K = N = fixed_kn`` with the low-precision side's regime at each,
+    and the speedup at each cube.  ``preset`` and ``fuse`` (None: the
+    preset's) as in ``linear``; the first line states them.
 
     >>> print(overview(hardware("h100"), cubes=[4096]).splitlines()[4])
-    tensorwise                           2936  gemm C3  cast M5 L5        1004  gemm C3  cast M5 L5        1.30
+    tensorwise                           3389  gemm C3  cast M7 L3        1146  gemm C3  cast M7 L3        1.18
     """
     cubes = list(cubes)
     x = np.array(cubes, dtype=float)
-    lines = [f"roofline_sym: {hw.name}, training, casts fused with their producers, "
-             "preset default", "",
+    opts = options(preset)
+    fuse = opts.fuse if fuse is None else fuse
+    lines = [f"roofline_sym: {hw.name}, training; {describe(preset, fuse, opts, hw.dataset)}",
+             "",
              f"{'':<34}{'break-even cube x*':<33}{f'M* at K=N={fixed_kn}':<33}speedup at M=K=N=",
              f"{'recipe':<34}{'x*':>7}  {'regime at x*':<24}{'M*':>7}  {'regime at M*':<24}"
              + "".join(f"{c:>7}" for c in cubes)]
     skipped = []
-    for name in list_recipes("training"):
-        m = linear(name, mode="training", fuse=True)
+    for name in list_recipes("training", opts.recipe_table):
+        m = linear(name, mode="training", fuse=fuse, preset=preset)
         if m.unsupported_reason(hw):
             skipped.append(name)
             continue
