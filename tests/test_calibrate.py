@@ -223,9 +223,11 @@ def test_fit_errors_are_clear():
     meas = synthesize("h200", ms.grid("quick"), noise=0.0)
     with pytest.raises(ValueError, match="has fp8 GEMM rows, but A100 SXM 80GB has no fp8 peak"):
         fit(meas, "a100")
-    with pytest.raises(ValueError, match="GPU 'SYNTHETIC model of H200 SXM' is not in the "
+    assert fit(meas).base.name == "H200 SXM"  # the GPU a synthetic file models
+    with pytest.raises(ValueError, match="GPU 'Some GPU' is not in the "
                                          "default dataset; pass hardware="):
-        fit(meas)
+        fit(ms.Measurements(meas.cases, meas.time_s,
+                            {**meas.columns, "gpu": ("Some GPU",) * len(meas)}))
     with pytest.raises(ValueError, match=r"unknown hardware value\(s\) \['eta_fp4'\]"):
         synthesize("h200", ms.grid("quick"), {"eta_fp4": 0.5})
 

@@ -134,8 +134,13 @@ def test_calibrated_may_be_given_as_a_calibration_a_hardware_or_a_file(sample, t
 
 
 def test_hardware_comes_from_the_files_gpu_or_must_be_given(sample):
+    # a synthetic file names the GPU it models
+    assert report(sample, calibrated=False).hardware.name == "H200 SXM"
+    unknown = ms.Measurements(sample.cases, sample.time_s,
+                              {**sample.columns, "gpu": ("Some GPU",) * len(sample)},
+                              source="run.csv")
     with pytest.raises(ValueError, match="pass hardware="):
-        report(sample)
+        report(unknown)
     real = ms.Measurements(sample.cases, sample.time_s,
                            {**sample.columns, "gpu": ("NVIDIA H100 80GB HBM3",) * len(sample)},
                            source="run.csv")

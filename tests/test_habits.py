@@ -124,3 +124,37 @@ def test_main_job_and_breakeven_agree_and_say_how(capsys):
         assert "preset default, casts not fused, dataset default" in text.splitlines()[0]
     be = rs.breakeven(rs.linear("tensorwise").on("h100"), solve_for="M", K=8192, N=8192)
     assert f"{float(be.root_values[0]):.0f}" == m_star
+
+
+# -- one's own GPU next to a built-in one -------------------------------------------------
+def test_hardware_toml_starts_a_file_that_mixes_with_built_in_gpus(capsys, tmp_path):
+    code, text, _ = run(capsys, "hardware", "h100", "--toml")
+    assert code == 0 and 'name = "H100 SXM (custom)"' in text
+    path = tmp_path / "mine.toml"
+    path.write_text(text.replace("mem_bw_bytes_per_s = 3.35e+12", "mem_bw_bytes_per_s = 4e+12"))
+    mine = rs.load_hardware(path).entries[0]
+    assert float(mine.mem_bw) == 4e12 and mine.sources["mem_bw"].startswith("NVIDIA")
+    code, out, _ = run(capsys, "sweep", "--hardware-file", str(path), "--gpu",
+                       "H100 SXM (custom)", "--gpu", "h100", "--recipe", "tensorwise",
+                       "--shapes", "llama3-8b", "-M", "8192", "--total")
+    lines = out.splitlines()
+    assert code == 0 and "dataset custom / default" in lines[0]
+    custom, builtin = (float(ln.split()[-1]) for ln in lines[2:4])
+    assert lines[2].startswith("H100 SXM (custom)") and custom != builtin
+    # the Python API takes entries and names together
+    ms = rs.model_grid("tensorwise", [*rs.load_hardware(path), "h100"])
+    assert [m.hardware.name for m in ms] == ["H100 SXM (custom)", "H100 SXM"]
+
+
+def test_unknown_gpu_with_a_hardware_file_is_one_line(capsys, tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text(run(capsys, "hardware", "b200", "--toml")[1])
+    code, _, err = run(capsys, "eval", "--hardware-file", str(path), "--gpu", "nope")
+    assert code == 2 and len(err.splitlines()) == 1 and "neither in" in err
+
+
+def test_fidelity_reads_the_gpu_from_the_sample_file(capsys):
+    sample = ROOT / "roofline_sym" / "data" / "measurements" / "sample.csv"
+    code, out, err = run(capsys, "fidelity", str(sample), "--no-regimes")
+    assert code == 0 and err == ""
+    assert "before: H200 SXM (default dataset)" in out and "SYNTHETIC" in out

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..devices import DATASETS, Dataset, Hardware, dataset, load_hardware
+from ..devices import DATASETS, Dataset, Hardware, UnknownHardwareError, dataset, load_hardware
 from ..model.linear import Linear, linear
 from ..model.presets import PRESETS, options
 from ..model.recipes import MODES, list_recipes
@@ -100,7 +100,9 @@ def parse_at(items: Sequence[str]) -> dict[str, float]:
 # -- options most commands take ----------------------------------------------------
 def hardware_options(p: argparse.ArgumentParser, gpu: bool = True) -> None:
     p.add_argument("--dataset", choices=DATASETS, help="hardware dataset (default: the preset's)")
-    p.add_argument("--hardware-file", metavar="FILE", help="a hardware TOML file")
+    p.add_argument("--hardware-file", metavar="FILE",
+                   help="a hardware TOML file (start one with `roofline-sym hardware NAME "
+                        "--toml`); its GPUs and built-in ones mix in --gpu")
     if gpu:
         p.add_argument("--gpu", action="append",
                        help="GPU name or alias, repeatable (see `roofline-sym hardware`)")
@@ -126,7 +128,7 @@ def output_options(p: argparse.ArgumentParser) -> None:
 def hardware_dataset(args: argparse.Namespace) -> Dataset:
     """The dataset the options name: a file, a shipped dataset, or the preset's."""
     if getattr(args, "hardware_file", None) and getattr(args, "dataset", None):
-        raise UserError("give either --hardware-file or --dataset, not both")
+        raise UserError("give either --hardware-file or --dataset here, not both")
     if getattr(args, "hardware_file", None):
         return load_hardware(args.hardware_file)
     if getattr(args, "dataset", None):
@@ -135,12 +137,29 @@ def hardware_dataset(args: argparse.Namespace) -> Dataset:
 
 
 def gpus(args: argparse.Namespace) -> list[Hardware]:
-    ds = hardware_dataset(args)
-    if args.gpu:
-        return [ds.get(g) for g in args.gpu]
-    if args.hardware_file:
-        return list(ds)
-    return [ds.get(DEFAULT_GPU) if ds.name == "default" else ds.entries[0]]
+    """The GPUs ``--gpu`` names; with ``--hardware-file``, each is looked up in
+    the file first, then in the built-in dataset (``--dataset``, else the
+    preset's), so one's own GPUs and built-in ones mix in one command."""
+    if not args.hardware_file:
+        ds = hardware_dataset(args)
+        return ([ds.get(g) for g in args.gpu] if args.gpu else
+                [ds.get(DEFAULT_GPU) if ds.name == "default" else ds.entries[0]])
+    own = load_hardware(args.hardware_file)
+    if not args.gpu:
+        return list(own)
+    builtin = dataset(args.dataset or options(getattr(args, "preset", "default")).dataset)
+    out = []
+    for name in args.gpu:
+        try:
+            out.append(own.get(name))
+        except UnknownHardwareError:
+            try:
+                out.append(builtin.get(name))
+            except UnknownHardwareError as exc:
+                raise UserError(f"GPU {name!r} is neither in {args.hardware_file} "
+                                f"({', '.join(own.names())}) nor in the {builtin.name} "
+                                f"dataset: {exc.args[0]}") from None
+    return out
 
 
 def recipes(args: argparse.Namespace) -> list[str]:

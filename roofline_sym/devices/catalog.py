@@ -19,9 +19,9 @@ from importlib import resources
 
 from .datasets import Dataset
 from .entry import Hardware
-from .toml_io import parse, tomllib
+from .toml_io import hardware_toml, parse, tomllib
 
-__all__ = ["DATASETS", "dataset", "hardware", "list_hardware"]
+__all__ = ["DATASETS", "dataset", "hardware", "list_hardware", "entry_toml"]
 
 DATASETS = ("default", "torchao", "seed")
 
@@ -31,8 +31,11 @@ def dataset(name: str = "default") -> Dataset:
     """A shipped dataset: ``default``, ``torchao`` (torchao 0.18) or ``seed``."""
     if name not in DATASETS:
         raise ValueError(f"unknown hardware dataset {name!r}; known: {', '.join(DATASETS)}")
-    text = resources.files("roofline_sym").joinpath("data", f"{name}.toml").read_text("utf-8")
-    return parse(tomllib.loads(text), f"roofline_sym/data/{name}.toml", name)
+    return parse(tomllib.loads(_shipped(name)), f"roofline_sym/data/{name}.toml", name)
+
+
+def _shipped(name: str) -> str:
+    return resources.files("roofline_sym").joinpath("data", f"{name}.toml").read_text("utf-8")
 
 
 def hardware(name: str | Hardware, dataset: str | Dataset = "default") -> Hardware:
@@ -57,3 +60,33 @@ def list_hardware(dataset: str | Dataset = "default") -> list[str]:
 
 def _dataset(ds: str | Dataset) -> Dataset:
     return ds if isinstance(ds, Dataset) else dataset(ds)
+
+
+def entry_toml(name: str, dataset: str | Dataset = "default") -> str:
+    """One entry as a hardware file to start one's own from.
+
+    The entry's numbers, notes and sources as its dataset has them (with the
+    dataset's citation keys), renamed ``"<name> (custom)"`` and without
+    aliases, so that it can stand next to the built-in entry in one command.
+    ``roofline-sym hardware NAME --toml`` prints it.
+
+    >>> from roofline_sym.devices.toml_io import parse
+    >>> text = entry_toml("h100")
+    >>> parse(tomllib.loads(text), "<text>").entries[0].name
+    'H100 SXM (custom)'
+    """
+    ds = _dataset(dataset)
+    hw = ds.get(name)
+    shipped = ds.name in DATASETS and ds.path == f"roofline_sym/data/{ds.name}.toml"
+    if not shipped and not ds.path:
+        raise ValueError(f"dataset {ds.name!r} has no file to read {hw.name}'s sources from")
+    raw = tomllib.loads(_shipped(ds.name) if shipped else open(ds.path, encoding="utf-8").read())
+    sources = raw["gpu"][ds.entries.index(hw)].get("sources", {})
+    mine = hw.replace(name=f"{hw.name} (custom)", aliases=())
+    return hardware_toml(
+        mine, sources, raw.get("sources", {}), dataset="custom",
+        description=f"Started from {hw.name} of the {ds.name} dataset",
+        comments=[f"{hw.name} from the {ds.name} dataset, as a file to start your own from:",
+                  "change the numbers and their [gpu.sources], rename the entry, then e.g.",
+                  f"  roofline-sym sweep --hardware-file THIS.toml --gpu '{mine.name}' "
+                  f"--gpu '{hw.name}' --shapes llama3-8b -M 8192 --total"])

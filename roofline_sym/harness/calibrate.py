@@ -49,7 +49,7 @@ from ..model.term import roofline_piece_times
 from .components import model_times
 from .measure import RepeatPolicy, grid, run
 from .speedup_fit import fit_speedups
-from .measurements import Measurements, parse_csv, read_csv, write_csv
+from .measurements import SYNTHETIC_GPU, Measurements, parse_csv, read_csv, write_csv
 
 __all__ = ["Calibration", "fit", "fit_speedups", "synthesize", "hardware_values",
            "resolve_hardware"]
@@ -477,11 +477,11 @@ def resolve_hardware(hw: Hardware | str | None, meas: Measurements | None = None
     if isinstance(hw, Hardware):
         return hw
     if hw is None:
-        if meas is None or not meas.gpu:
+        if meas is None or not meas.device:
             raise ValueError("no hardware given and the measurements name no GPU; "
                              "pass hardware=, e.g. 'h200'")
         try:
-            return lookup_hardware(meas.gpu)
+            return lookup_hardware(meas.device)
         except LookupError:
             raise ValueError(f"{meas.source}: GPU {meas.gpu!r} is not in the default dataset; "
                              "pass hardware=, e.g. 'h200'") from None
@@ -527,7 +527,7 @@ def synthesize(hardware: Hardware | str, cases: Any = None,
 
     cases = grid("default") if cases is None else list(cases)
     rows = run(cases, make_op=lambda case: case, timer=timer,
-               env={"gpu": f"SYNTHETIC model of {hw.name}"},
+               env={"gpu": f"{SYNTHETIC_GPU}{hw.name}"},
                policy=RepeatPolicy(warmup=0, min_repeats=1, max_repeats=1))
     described = ", ".join(f"{k}={v:g}" for k, v in sorted(values.items())
                           if k.startswith("eta_") or k == "t_launch")

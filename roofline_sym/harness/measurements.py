@@ -30,6 +30,7 @@ from ..validate import parse_number
 from .components import _COMPONENT_SET, COMPONENTS, Case, costs
 
 __all__ = [
+    "SYNTHETIC_GPU",
     "SCHEMA",
     "HEADER_LINE",
     "COLUMNS",
@@ -43,6 +44,8 @@ __all__ = [
 
 
 # -- the CSV schema -----------------------------------------------------------
+# how a synthetic file's gpu column names the GPU it models
+SYNTHETIC_GPU = "SYNTHETIC model of "
 # Bump SCHEMA when a column changes meaning; readers refuse other versions.
 SCHEMA = 1
 HEADER_LINE = f"roofline_sym measurements, schema {SCHEMA}"
@@ -153,6 +156,18 @@ class Measurements:
     def gpu(self) -> str:
         """The first non-empty ``gpu`` value, or ``""``."""
         return next((g for g in self.columns.get("gpu", ()) if g), "")
+
+    @property
+    def device(self) -> str:
+        """The GPU the rows are of: ``gpu``, less a synthetic file's label
+        (``SYNTHETIC model of H200 SXM`` is of ``H200 SXM``).
+
+        >>> rows = ["component,M,K,N,time_s,gpu", "micro.launch,1,1,1,2e-6,"
+        ...         f"{SYNTHETIC_GPU}H200 SXM"]
+        >>> parse_csv(chr(10).join(rows)).device
+        'H200 SXM'
+        """
+        return self.gpu.removeprefix(SYNTHETIC_GPU)
 
     @cached_property
     def components(self) -> np.ndarray:

@@ -144,13 +144,24 @@ def describe(preset: str, fuse: bool, opts: Options | None = None,
 
 
 def describe_models(models) -> str:
-    """``describe`` of models (``Linear``), once when they agree, else each distinct one.
+    """``describe`` of models (``Linear``): once when they agree; where they
+    differ in one option, its values joined (``dataset custom / default``).
 
     >>> from roofline_sym.model.linear import linear
-    >>> describe_models([linear("tensorwise"), linear("rowwise")])
-    'preset default, casts not fused, dataset default'
+    >>> describe_models([linear("tensorwise"), linear("rowwise", fuse=True)])
+    'preset default, casts not fused / fused, dataset default'
     """
-    seen = dict.fromkeys(
+    seen = list(dict.fromkeys(
         describe(m.preset, m.fuse, m.options,
-                 getattr(getattr(m, "hardware", None), "dataset", None)) for m in models)
-    return "; ".join(seen) if len(seen) < 2 else "mixed: " + " | ".join(seen)
+                 getattr(getattr(m, "hardware", None), "dataset", None)) for m in models))
+    split = [text.split(", ") for text in seen]
+    if len(seen) < 2 or len({len(p) for p in split}) > 1:
+        return seen[0] if len(seen) == 1 else "mixed: " + " | ".join(seen)
+    keys = [[part.split(" ")[0] for part in p] for p in split]
+    if any(k != keys[0] for k in keys):
+        return "mixed: " + " | ".join(seen)
+    out = []
+    for i, key in enumerate(keys[0]):
+        values = list(dict.fromkeys(p[i][len(key):].strip() for p in split))
+        out.append(f"{key} {' / '.join(values)}" if len(values) > 1 else split[0][i])
+    return ", ".join(out)
