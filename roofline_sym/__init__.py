@@ -28,7 +28,7 @@ from .model.workloads import WORKLOADS, Workload, list_workloads
 from .numeric.shapes import ShapeSet, grid, list_shape_sets, load_shape_sets
 from .numeric.sweep import SweepResult, Table, model_grid, sweep
 from .solve import BreakEven, breakeven
-from .output import breakdown, breakeven_rows, breakeven_table, latex
+from .output import breakdown, breakeven_rows, breakeven_table, latex, latex_preamble
 from .model.formats import element, scaling
 from .interop import float8_module_filter, shape_set, shapes_from_module
 from .symbols import K, M, N, x
@@ -53,7 +53,8 @@ def list_recipes(mode: str = "training", preset: str = "default") -> list[str]:
 
 
 __all__ = [
-    "M", "K", "N", "x", "breakeven", "BreakEven", "latex", "breakdown", "breakeven_table",
+    "M", "K", "N", "x", "breakeven", "BreakEven", "latex", "latex_preamble", "breakdown",
+    "breakeven_table",
     "breakeven_rows",
     "Hardware", "Dataset", "HardwareError", "UnknownHardwareError",
     "MissingHardwareValueError", "hardware", "list_hardware", "load_hardware",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import textwrap
 import subprocess
@@ -48,3 +49,31 @@ def doc_blocks(path: Path, lang: str = "python") -> list[str]:
         elif current is not None:
             current.append(line)
     return blocks
+
+
+TWOCOLUMN = r"""\documentclass[twocolumn]{article}
+%s
+\begin{document}
+"""
+
+
+def twocolumn(blocks: Sequence[str], preamble: str) -> tuple[str, list[int]]:
+    """A two-column article with each block in its own paragraph; the line each
+    block starts on."""
+    head = TWOCOLUMN % preamble
+    text, starts = head, []
+    for block in blocks:
+        text += "\n"
+        starts.append(text.count("\n") + 1)
+        text += block + "\n\nText between the blocks.\n"
+    return text + "\\end{document}\n", starts
+
+
+def overfull(log: str) -> list[tuple[float, int]]:
+    """(points too wide, source line) of every overfull \\hbox in a pdflatex log."""
+    out = []
+    for m in re.finditer(r"Overfull \\hbox \(([\d.]+)pt too wide\) (?:in paragraph at lines "
+                         r"(\d+)--\d+|detected at line (\d+)|in alignment at lines (\d+))",
+                         log):
+        out.append((float(m.group(1)), int(next(g for g in m.groups()[1:] if g))))
+    return out

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 
 from ..model.linear import linear
-from ..output import latex, names, term_name
+from ..output import latex, latex_preamble, names, term_name
+from ..output.layout import width_pt
 from ..solve import breakeven
 from . import common
 from .common import UserError
@@ -15,13 +16,24 @@ NAME = "formula"
 HELP = "print a model's formulas (text or LaTeX)"
 EXAMPLES = ("  roofline-sym formula --recipe tensorwise --fuse\n"
             "  roofline-sym formula --recipe mxfp8 --mode inference --breakdown --latex\n"
+            "  roofline-sym formula --recipe tensorwise --gpu h100 --breakeven --latex "
+            "--width '\\textwidth'\n"
             "  roofline-sym formula --recipe rowwise --gpu h100 --term lowp.gemm.output")
 
 
 def arguments(p: argparse.ArgumentParser) -> None:
     common.hardware_options(p)
     common.model_options(p)
-    p.add_argument("--latex", action="store_true", help="LaTeX instead of text")
+    p.add_argument("--latex", action="store_true",
+                   help="LaTeX instead of text: complete align* blocks that fit --width "
+                        "(packages: amsmath; see --preamble)")
+    p.add_argument("--width", default=r"\columnwidth", metavar="WIDTH",
+                   help=r"width the LaTeX blocks fit: \columnwidth (default, a two-column "
+                        r"article's), \textwidth, 0.9\columnwidth, 8.4cm, 240pt")
+    p.add_argument("--digits", type=common.count, default=4,
+                   help="significant digits of numbers in LaTeX (default 4)")
+    p.add_argument("--preamble", action="store_true",
+                   help="print the \\usepackage lines the LaTeX blocks need, and exit")
     p.add_argument("--breakdown", action="store_true", help="every named term")
     p.add_argument("--term", help="one named term, e.g. lowp.gemm.output")
     p.add_argument("--breakeven", action="store_true",
@@ -31,6 +43,12 @@ def arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.preamble:
+        print(latex_preamble())
+        return 0
+    if args.latex:
+        width_pt(args.width)  # a bad width fails before anything is solved
+    paper = {"width": args.width, "digits": args.digits}
     if args.breakeven and args.term:
         raise UserError("give either --breakeven or --term, not both")
     if len(args.recipe or []) > 1 or len(args.gpu or []) > 1:
@@ -41,11 +59,11 @@ def run(args: argparse.Namespace) -> int:
         model = model.on(common.gpus(args)[0])
     if args.breakeven:
         be = breakeven(model, solve_for="M", **common.parse_at(args.at or []))
-        print(be.latex() if args.latex else be)
+        print(be.latex(**paper) if args.latex else be)
         return 0
     if args.latex and args.breakdown:
-        # the whole model as an aligned block: terms, named totals, speedup
-        print(model.latex())
+        # the whole model as one block: speedup, named totals, every term
+        print(model.latex(**paper))
         return 0
     if args.term:
         if args.term not in model.breakdown:
@@ -58,10 +76,12 @@ def run(args: argparse.Namespace) -> int:
         exprs = model.expressions
     tex_names = {attr: tex for attr, _, tex in names(model)}
     tex_names["speedup"] = "S"
+    blocks = []
     for key, expr in exprs.items():
-        if args.latex:
+        if args.latex:  # one complete block per quantity, its own name on the left
             label = tex_names.get(key) or term_name(model, key)
-            print(f"{label} = {latex(expr, model=model)}")
+            blocks.append(latex(expr, model=model, lhs=label, **paper))
         else:
-            print(f"{key} = {expr}")
+            blocks.append(f"{key} = {expr}")
+    print(("\n\n" if args.latex else "\n").join(blocks))
     return 0

@@ -347,9 +347,10 @@ class Linear:
         return {name: values[name] for name in names}
 
     # -- display ---------------------------------------------------------------
-    def latex(self) -> str:
-        """The breakdown as an ``aligned`` block for display math (``output.breakdown``)."""
-        return renderers.render(self._latex_pieces_())
+    def latex(self, *, width: Any = None, digits: int | None = None) -> str:
+        """The breakdown as an ``aligned`` block for display math (``output.breakdown``);
+        with ``width`` (``r"\\columnwidth"``), an ``align*`` block that fits it."""
+        return renderers.render(self._latex_pieces_(), width=width, digits=digits)
 
     def _latex_pieces_(self) -> "BreakdownPieces":
         return BreakdownPieces(self.recipe.name, self.lowp_label,

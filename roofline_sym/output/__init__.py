@@ -13,8 +13,10 @@ LaTeX compiles with pdflatex and amsmath (tables: booktabs).
 """
 
 from .blocks import breakdown, breakeven_latex, term_name
-from .printer import latex, names
+from .layout import latex_preamble
+from .paper import latex
+from .printer import names
 from .tables import Row, breakeven_rows, breakeven_table
 
-__all__ = ["latex", "breakdown", "breakeven_latex", "breakeven_table", "breakeven_rows",
-           "Row", "names", "term_name"]
+__all__ = ["latex", "latex_preamble", "breakdown", "breakeven_latex", "breakeven_table",
+           "breakeven_rows", "Row", "names", "term_name"]

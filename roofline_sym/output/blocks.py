@@ -2,8 +2,9 @@ r"""LaTeX blocks of a model's breakdown and of break-even results.
 
 A model and a break-even result offer their pieces (``_latex_pieces_()``:
 expressions, numbers and words); this module writes them as ``aligned``
-blocks for display math (``\[ ... \]``), amsmath only, and registers itself
-as their writer, so ``model.latex()`` and ``be.latex()`` use it.
+blocks for display math (``\[ ... \]``), amsmath only.  ``paper`` registers
+the writers (these, or its blocks for a given width), so ``model.latex()``
+and ``be.latex()`` use them.
 
 * ``breakdown(model)`` (also ``model.latex()``): one line per named term,
   then the totals and the speedup.
@@ -17,11 +18,11 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from .. import renderers
 from ..model.linear import BreakdownPieces
 from ..model.term import TermId
 from ..solve.result import BreakEvenPieces
 from .printer import _float_tex, _rm, _tt, equalities, latex, named_totals, star
+from .printer import latex as _latex
 
 __all__ = ["breakdown", "breakeven_latex", "term_name"]
 
@@ -61,8 +62,9 @@ def _aligned(lines: Sequence[str]) -> str:
     return "\\begin{aligned}\n" + " \\\\\n".join(lines) + "\n\\end{aligned}"
 
 
-def write_breakdown(p: BreakdownPieces) -> str:
-    """The ``aligned`` block of a model's ``BreakdownPieces``."""
+def write_breakdown(p: BreakdownPieces, *, digits: int | None = None) -> str:
+    """The ``aligned`` block of a model's ``BreakdownPieces`` (numbers exact, or
+    rounded to ``digits`` significant digits)."""
     nm = {attr: tex for attr, _, tex in named_totals(p)}
     lines = []
     for side in ("baseline", "lowp"):
@@ -75,7 +77,7 @@ def write_breakdown(p: BreakdownPieces) -> str:
                 continue
             tex = _term_tex(id, p.lowp_label)
             (gemms if id.group == "gemm" else others).append(tex)
-            lines.append(rf"{tex} &= {latex(expr)}")
+            lines.append(rf"{tex} &= {latex(expr, digits=digits)}")
         lines += _sum_lines(nm[f"{side}_gemm_time"], gemms)
         lines += _sum_lines(nm[f"{side}_overhead_time"], others)
     lines.append(r"&\text{totals}")
@@ -102,7 +104,7 @@ def breakdown(model) -> str:
 
 
 # -- break-even results -------------------------------------------------------------
-def _condition_rows(p: BreakEvenPieces) -> list[str]:
+def _condition_rows(p: BreakEvenPieces, latex=latex) -> list[str]:
     r"""Regime validity conditions, one ``cases`` row per distinct ``lhs \geq rhs``;
     the row names its terms, ``fp8 GEMM output, grad_input: compute $\geq$ memory``."""
     rows: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
@@ -120,8 +122,13 @@ def _condition_rows(p: BreakEvenPieces) -> list[str]:
     return out
 
 
-def write_breakeven(p: BreakEvenPieces, *, conditions: bool = True) -> str:
-    """The ``aligned`` block of a break-even result's ``BreakEvenPieces``."""
+def write_breakeven(p: BreakEvenPieces, *, conditions: bool = True,
+                    digits: int | None = None) -> str:
+    """The ``aligned`` block of a break-even result's ``BreakEvenPieces``
+    (numbers exact, or rounded to ``digits`` significant digits)."""
+    def latex(expr):
+        return _latex(expr, digits=digits)
+
     v = latex(p.variable)
     vs = star(v)
     lines = []
@@ -146,7 +153,7 @@ def write_breakeven(p: BreakEvenPieces, *, conditions: bool = True) -> str:
         if p.regime:
             lines.append(rf"&\text{{in the regime }} \text{{{_tt(p.regime)}}}")
         if conditions:
-            rows = _condition_rows(p)
+            rows = _condition_rows(p, latex)
             if rows:
                 lines.append(r"\text{valid while} &\begin{cases} "
                              + r" \\ ".join(rows) + r" \end{cases}")
@@ -191,6 +198,3 @@ def breakeven_latex(be, *, conditions: bool = True) -> str:
     """
     return write_breakeven(be._latex_pieces_(), conditions=conditions)
 
-
-renderers.register(BreakdownPieces, write_breakdown)
-renderers.register(BreakEvenPieces, write_breakeven)

@@ -34,10 +34,16 @@ _SHAPES = set(S.SHAPE_SYMBOLS) | {S.x}
 
 
 # -- numbers -----------------------------------------------------------------
-def _int_tex(n: int) -> str:
-    """An integer; long ones with >= 3 trailing zeros as exact ``d.ddd \\cdot 10^{k}``."""
+def _int_tex(n: int, round_to: int | None = None) -> str:
+    """An integer; long ones with >= 3 trailing zeros as exact ``d.ddd \\cdot 10^{k}``.
+
+    With ``round_to`` (significant digits), an integer of 7 or more digits is
+    rounded: ``6755750324708`` as ``6.756 \\cdot 10^{12}``.
+    """
     sign, digits = ("- " if n < 0 else ""), str(abs(n))
     stripped = digits.rstrip("0")
+    if round_to is not None and len(digits) > 6 and len(stripped) > round_to:
+        return sign + _float_tex(float(abs(n)), round_to)
     if len(digits) < 6 or len(digits) - len(stripped) < 3:
         return f"{sign}{digits}"
     exp = len(digits) - 1
@@ -46,16 +52,41 @@ def _int_tex(n: int) -> str:
     return f"{sign}{power}" if mantissa == "1" else f"{sign}{mantissa} \\cdot {power}"
 
 
-def _float_tex(value: float, digits: int = 6) -> str:
-    """A float at ``digits`` significant digits, powers of ten written out."""
+def _float_tex(value: float, digits: int = 6, short: bool = False) -> str:
+    """A float at ``digits`` significant digits, powers of ten written out;
+    ``short``: a power of ten below 0.1 and from 10**6 on (``0.0125`` as
+    ``1.25 \\cdot 10^{-2}``), so no number shows more than ``digits`` digits."""
     if math.isinf(value):
         return r"\infty" if value > 0 else r"-\infty"
     text = f"{value:.{digits}g}"
+    if short and 10 ** digits <= abs(value) < 1e6:  # 48346.1 as 48350, not 4.835 10^4
+        return f"{float(text):.0f}"
+    if short and value != 0 and "e" not in text and not 0.1 <= abs(value) < 1e6:
+        text = f"{value:.{digits - 1}e}"
+        mantissa, exp = text.split("e")
+        text = mantissa.rstrip("0").rstrip(".") + "e" + exp
     if "e" not in text:
         return text
     mantissa, exp = text.split("e")
     power = f"10^{{{int(exp)}}}"
     return power if mantissa == "1" else f"{mantissa} \\cdot {power}"
+
+
+def rounded(expr: sympy.Expr) -> sympy.Expr:
+    """Fractions with numerators of 7 digits or more as floats, for a printer
+    that rounds (``5066812743531/8525258890 K`` prints as ``594.3 K``); the
+    rest of the expression is kept as it is (nothing re-evaluated)."""
+    if expr.is_Rational:
+        return sympy.Float(expr, 15) if expr.q > 1 and abs(expr.p) >= 10 ** 6 else expr
+    if not expr.args or expr.is_Atom:
+        return expr
+    args = [rounded(a) for a in expr.args]
+    if all(a is b for a, b in zip(args, expr.args)):
+        return expr
+    try:
+        return expr.func(*args, evaluate=False)
+    except TypeError:  # a function without evaluate=
+        return expr.func(*args)
 
 
 # -- the printer ---------------------------------------------------------------
@@ -83,21 +114,26 @@ def _is_gemm_like(expr: sympy.Basic) -> bool:
 class _Printer(LatexPrinter):
     """SymPy's LaTeX printer with exact readable numbers and model-aware order."""
 
-    def __init__(self, settings=None, rank: Mapping[sympy.Symbol, int] | None = None):
+    def __init__(self, settings=None, rank: Mapping[sympy.Symbol, int] | None = None,
+                 digits: int | None = None):
         super().__init__(settings)
         self._rank = dict(rank or {})
+        self._digits = digits  # significant digits of rounded numbers; None: exact
 
     def _print_Integer(self, expr):
-        return _int_tex(int(expr.p))
+        return _int_tex(int(expr.p), self._digits)
 
     def _print_Rational(self, expr):
         if expr.q == 1:
-            return _int_tex(int(expr.p))
+            return _int_tex(int(expr.p), self._digits)
         sign = "- " if expr.p < 0 else ""
-        return rf"{sign}\frac{{{_int_tex(abs(int(expr.p)))}}}{{{_int_tex(int(expr.q))}}}"
+        num, den = _int_tex(abs(int(expr.p)), self._digits), _int_tex(int(expr.q), self._digits)
+        return rf"{sign}\frac{{{num}}}{{{den}}}"
 
     def _print_Float(self, expr):
-        return _float_tex(float(expr))
+        if self._digits is None:
+            return _float_tex(float(expr))
+        return _float_tex(float(expr), self._digits, short=True)
 
     def _group(self, term: sympy.Basic) -> tuple:
         named = [self._rank[s] for s in term.free_symbols if s in self._rank]
@@ -212,7 +248,8 @@ def _name_parts(expr: sympy.Expr, table: Sequence[tuple[sympy.Expr, sympy.Symbol
     return walk(expr, root=True)
 
 
-def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None) -> str:
+def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None,
+          digits: int | None = None) -> str:
     r"""Readable LaTeX of a model expression (or of a model / break-even result).
 
     Hardware symbols print by name (``\mathrm{BW}``), numbers stay exact, GEMM
@@ -220,7 +257,8 @@ def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None) 
     ``expr`` print as named symbols (``T^{\mathrm{gemm}}_{\mathrm{bf16}}``).
     A ``Linear`` renders as its ``breakdown``; a ``BreakEven`` as its
     ``latex()`` (anything offering ``_latex_pieces_()``, by the writer
-    registered for its pieces).
+    registered for its pieces).  ``digits``: round numbers to that many
+    significant digits (default: exact).
 
     >>> import roofline_sym as rs
     >>> m = rs.linear("tensorwise")
@@ -230,8 +268,10 @@ def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None) 
     'T^{\\mathrm{gemm}}_{\\mathrm{fp8}} + T^{\\mathrm{ovhd}}_{\\mathrm{fp8}}'
     """
     if hasattr(expr, "_latex_pieces_"):
-        return renderers.render(expr._latex_pieces_())
+        return renderers.render(expr._latex_pieces_(), digits=digits)
     expr = sympy.sympify(expr)
+    if digits is not None:
+        expr = rounded(expr)
     symnames = {s: S.latex_name(s) for s in expr.free_symbols if S.is_hardware_symbol(s)}
     rank: dict[sympy.Symbol, int] = {}
     if model is not None:
@@ -243,7 +283,7 @@ def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None) 
             rank[sym] = i
         expr = _name_parts(expr, placeholders)
     symnames.update(symbol_names or {})
-    printer = _Printer({"symbol_names": symnames}, rank)
+    printer = _Printer({"symbol_names": symnames}, rank, digits)
     return printer.doprint(expr)
 
 

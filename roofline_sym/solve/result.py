@@ -129,14 +129,18 @@ class BreakEven:
     def __repr__(self) -> str:
         return str(self)
 
-    def latex(self, conditions: bool = True) -> str:
+    def latex(self, conditions: bool = True, *, width: Any = None,
+              digits: int | None = None) -> str:
         """LaTeX for display math (inside ``\\[ \\]``); amsmath only.
 
         Symbolic: closed form, the sign condition and (``conditions=True``) the
         regime validity conditions as ``cases``; numeric: the roots with their
         regimes and the faster / slower intervals (``output.breakeven_latex``).
+        With ``width`` (``r"\\columnwidth"``): a complete ``align*`` block that
+        fits it, numbers to ``digits`` significant digits (default 4).
         """
-        return renderers.render(self._latex_pieces_(), conditions=conditions)
+        return renderers.render(self._latex_pieces_(), conditions=conditions, width=width,
+                                digits=digits)
 
     def _latex_pieces_(self) -> BreakEvenPieces:
         raise NotImplementedError
