@@ -28,7 +28,8 @@ def test_no_arguments_runs_the_main_job(capsys):
     # with the same default options, stated on the first line
     import roofline_sym as rs
 
-    assert out.splitlines()[0].endswith("preset default, casts not fused, dataset default")
+    assert out.splitlines()[0].endswith("preset default, casts not fused, dataset default, "
+                                        "workload linear")
     model = rs.linear("tensorwise").on("h100")
     x_star = rs.breakeven(model, along="cube").root_values[0]
     row = next(line for line in out.splitlines() if line.startswith("tensorwise"))

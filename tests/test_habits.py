@@ -158,3 +158,12 @@ def test_fidelity_reads_the_gpu_from_the_sample_file(capsys):
     code, out, err = run(capsys, "fidelity", str(sample), "--no-regimes")
     assert code == 0 and err == ""
     assert "before: H200 SXM (default dataset)" in out and "SYNTHETIC" in out
+
+
+def test_the_workload_is_an_option_and_is_stated(capsys):
+    code, out, _ = run(capsys, "breakeven", "--gpu", "h100", "--recipe", "tensorwise",
+                       "--workload", "ln-linear-sigmoid")
+    assert code == 0 and out.splitlines()[0].endswith("workload ln-linear-sigmoid")
+    ms = rs.model_grid("tensorwise", "h100", workload="ln-linear-sigmoid")
+    assert ms[0].workload.name == "ln-linear-sigmoid"
+    assert rs.sweep(ms, "pow2").caption.endswith("workload ln-linear-sigmoid")

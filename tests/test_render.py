@@ -157,7 +157,7 @@ def test_always_and_never():
         "| tensorwise | H100 SXM | none | - | always | K = N = 65536 |",
         "| mxfp8_cublas | B200 (HGX) | none | - | never | K = N = 256 |",
         "",
-        "*preset default, casts fused, dataset default*",
+        "*preset default, casts fused, dataset default, workload linear*",
     ]
 
 
@@ -187,7 +187,7 @@ def test_markdown_table_golden():
         "| mxfp4_cutlass | NVIDIA B200 | 1740 | compute+launch / launch | x > 1740 | "
         "M = K = N = x |",
         "",
-        "*preset torchao, casts not fused, dataset torchao*",
+        "*preset torchao, casts not fused, dataset torchao, workload linear*",
     ])
     assert R.breakeven_table(list(_rows()), fmt="markdown", layout="grid") == "\n".join([
         "| recipe (x*) | NVIDIA H100 | NVIDIA B200 |",
@@ -195,7 +195,7 @@ def test_markdown_table_golden():
         "| tensorwise | 2563 | 2390 |",
         "| mxfp4_cutlass | n/a | 1740 |",
         "",
-        "*preset torchao, casts not fused, dataset torchao*",
+        "*preset torchao, casts not fused, dataset torchao, workload linear*",
     ])
 
 

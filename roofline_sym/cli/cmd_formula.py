@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     if len(args.recipe or []) > 1 or len(args.gpu or []) > 1:
         raise UserError("formula shows one model: give at most one --recipe and one --gpu")
     name = (args.recipe or ["tensorwise"])[0]
-    model = linear(name, mode=args.mode, fuse=args.fuse, preset=args.preset)
+    model = linear(name, mode=args.mode, fuse=args.fuse, preset=args.preset,
+                   workload=args.workload)
     if args.gpu or args.hardware_file:
         model = model.on(common.gpus(args)[0])
     if args.breakeven:

@@ -24,6 +24,7 @@ from ..devices import DATASETS, Dataset, Hardware, UnknownHardwareError, dataset
 from ..model.linear import Linear, linear
 from ..model.presets import PRESETS, options
 from ..model.recipes import MODES, list_recipes
+from ..model.workloads import list_workloads
 from ..numeric.sweep import model_grid
 from ..numeric.table import export_rows
 from ..validate import SHAPE_MAX, parse_number
@@ -116,6 +117,8 @@ def model_options(p: argparse.ArgumentParser) -> None:
                    help="model casts fused with the ops producing their inputs "
                         "(default: the preset's; seed fuses, default and torchao do not)")
     p.add_argument("--preset", default="default", choices=tuple(PRESETS))
+    p.add_argument("--workload", default="linear", choices=list_workloads(),
+                   help="what surrounds the layer (default: linear, the layer alone)")
 
 
 def output_options(p: argparse.ArgumentParser) -> None:
@@ -170,12 +173,13 @@ def models(args: argparse.Namespace) -> list[Linear]:
     """Bound models for every requested recipe x GPU; pairs the GPU cannot run
     (a dtype, block scaling or number it lacks) are skipped with one note."""
     names, entries = recipes(args), gpus(args)
+    how = {"mode": args.mode, "fuse": args.fuse, "preset": args.preset,
+           "workload": getattr(args, "workload", "linear")}
     if len(names) * len(entries) == 1:  # one pair: its problem is the error
-        return [linear(names[0], mode=args.mode, fuse=args.fuse,
-                       preset=args.preset).on(entries[0])]
-    out = model_grid(names, entries, mode=args.mode, fuse=args.fuse, preset=args.preset)
+        return [linear(names[0], **how).on(entries[0])]
+    out = model_grid(names, entries, **how)
     if not out:  # say why, for the first pair
-        linear(names[0], mode=args.mode, fuse=args.fuse, preset=args.preset).on(entries[0])
+        linear(names[0], **how).on(entries[0])
         raise UserError("no recipe in the selection runs on the selected GPUs")
     ran = {(m.recipe.name, m.hardware.name) for m in out}
     skipped = [f"{r} on {g.name}" for r in names for g in entries if (r, g.name) not in ran]

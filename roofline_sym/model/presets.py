@@ -123,21 +123,22 @@ def grouped_options(opts: Options, **overrides) -> Options:
 
 
 def describe(preset: str, fuse: bool, opts: Options | None = None,
-             dataset: str | None = None) -> str:
+             dataset: str | None = None, workload: str = "linear") -> str:
     """The options a model was made with, in words, for table captions and titles.
 
-    ``dataset``: where its hardware came from (default: the options').  Options
-    that differ from the preset's are named.
+    ``dataset``: where its hardware came from (default: the options');
+    ``workload``: what surrounds the layer.  Options that differ from the
+    preset's are named.
 
     >>> describe("default", False)
-    'preset default, casts not fused, dataset default'
+    'preset default, casts not fused, dataset default, workload linear'
     >>> describe("torchao", True, options("torchao", gemm_time="compute"))
-    'preset torchao, casts fused, dataset torchao, gemm_time=compute'
+    'preset torchao, casts fused, dataset torchao, workload linear, gemm_time=compute'
     """
     opts = options(preset) if opts is None else opts
     base = PRESETS[preset]
     words = [f"preset {preset}", "casts fused" if fuse else "casts not fused",
-             f"dataset {dataset or opts.dataset}"]
+             f"dataset {dataset or opts.dataset}", f"workload {workload}"]
     words += [f"{f.name}={getattr(opts, f.name)}" for f in fields(Options)
               if f.name not in ("fuse", "dataset") and getattr(opts, f.name) != getattr(base, f.name)]
     return ", ".join(words)
@@ -149,11 +150,12 @@ def describe_models(models) -> str:
 
     >>> from roofline_sym.model.linear import linear
     >>> describe_models([linear("tensorwise"), linear("rowwise", fuse=True)])
-    'preset default, casts not fused / fused, dataset default'
+    'preset default, casts not fused / fused, dataset default, workload linear'
     """
     seen = list(dict.fromkeys(
         describe(m.preset, m.fuse, m.options,
-                 getattr(getattr(m, "hardware", None), "dataset", None)) for m in models))
+                 getattr(getattr(m, "hardware", None), "dataset", None),
+                 getattr(getattr(m, "workload", None), "name", "linear")) for m in models))
     split = [text.split(", ") for text in seen]
     if len(seen) < 2 or len({len(p) for p in split}) > 1:
         return seen[0] if len(seen) == 1 else "mixed: " + " | ".join(seen)

@@ -189,11 +189,12 @@ def model_grid(recipes: str | Sequence[str] | None = None,
                hardware: str | Sequence[Any] | None = None, mode: str = "training",
                fuse: bool | None = None, preset: str = "default",
                skip_unsupported: bool = True, groups: int | None = None,
-               **options: Any) -> list[Linear]:
+               workload: str = "linear", **options: Any) -> list[Linear]:
     """Bound models for every recipe x GPU (None: all of them); ``groups``:
     grouped (MoE) layers of that many experts.
 
-    ``fuse`` (None: the preset's), ``preset`` and ``options`` as in ``linear``.
+    ``fuse`` (None: the preset's), ``preset``, ``workload`` and ``options``
+    as in ``linear``.
     GPUs that lack a recipe's GEMM dtype (fp8 on an A100, fp4 on an H100) or a
     number the model needs (torchao's RTX 5090 has no efficiencies) are
     skipped, or raise with ``skip_unsupported=False``.
@@ -210,7 +211,8 @@ def model_grid(recipes: str | Sequence[str] | None = None,
             [hardware] if isinstance(hardware, str) else list(hardware))
     out = []
     for r in recipes:
-        model = linear(r, mode=mode, fuse=fuse, preset=preset, groups=groups, **options)
+        model = linear(r, mode=mode, fuse=fuse, preset=preset, groups=groups,
+                       workload=workload, **options)
         for g in gpus:
             hw = get_hardware(g, dataset=opts.dataset)
             if skip_unsupported and model.unsupported_reason(hw):

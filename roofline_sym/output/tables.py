@@ -145,7 +145,7 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "long") -
     |:---|:---|---:|:---|:---|:---|
     | tensorwise | NVIDIA H100 | 2563 | compute / memory | x > 2563 | M = K = N = x |
     <BLANKLINE>
-    *preset torchao, casts not fused, dataset torchao*
+    *preset torchao, casts not fused, dataset torchao, workload linear*
     """
     if fmt not in ("latex", "markdown"):
         raise ValueError(f"fmt must be 'latex' or 'markdown', not {fmt!r}")
