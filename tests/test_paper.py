@@ -33,13 +33,13 @@ def _model(recipe, mode="training", fuse=True, gpu=None, preset="default"):
 def _blocks(width=COLUMN):
     out = []
     # per-tensor scales, block scales with ceilings, fp4, inference; fused and not
-    for recipe, mode, fuse, gpu in (("tensorwise", "training", False, "h100"),
-                                    ("tensorwise", "training", True, "h100"),
-                                    ("blockwise", "training", False, "h100"),
-                                    ("mxfp8_cublas", "training", False, "b200"),
-                                    ("nvfp4", "inference", True, "b200"),
-                                    ("mxfp8", "inference", False, "b200")):
-        for m in (_model(recipe, mode, fuse), _model(recipe, mode, fuse, gpu)):
+    for recipe, mode, fuse, gpus in (("tensorwise", "training", False, (None, "h100")),
+                                     ("tensorwise", "training", True, (None, "h100")),
+                                     ("blockwise", "training", False, ("h100",)),
+                                     ("mxfp8_cublas", "training", False, (None,)),
+                                     ("nvfp4", "inference", True, (None, "b200")),
+                                     ("mxfp8", "inference", False, (None, "b200"))):
+        for m in (_model(recipe, mode, fuse, gpu) for gpu in gpus):
             tag = f"{recipe} {mode} fuse={fuse} {m.hardware.name if m.hardware else 'symbolic'}"
             out += [(f"{tag}: speedup", rs.latex(m.speedup, width=width)),
                     (f"{tag}: speedup, model names", rs.latex(m.speedup, model=m, width=width)),

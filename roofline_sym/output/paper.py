@@ -386,7 +386,9 @@ def expression_block(expr: Any, width: Any = r"\columnwidth", *, digits: int | N
         lay.rows(block, lhs, "=", expr)
         lay.definitions(block)
 
-    return _fit(width, digits, names, [lhs] if lhs else [], build, symbol_names)
+    # the names a definition is likely to get, so that one pass usually does
+    likely = [lhs or "", "E_{9}", *(t for e, t in names[:6])]
+    return _fit(width, digits, names, likely, build, symbol_names)
 
 
 def _term_names(p: BreakdownPieces) -> list[tuple[sympy.Expr, str]]:
