@@ -16,7 +16,6 @@ M,lowp_time_s
 
 from __future__ import annotations
 
-import html
 import math
 import os
 from typing import Any, Mapping, Sequence
@@ -190,7 +189,8 @@ class Table:
 
     def _repr_html_(self) -> str:
         """An HTML table of the first rows, captioned with the options (Jupyter)."""
-        esc = html.escape
+        from html import escape as esc  # only a notebook asks for HTML
+
         head = "".join(f"<th>{esc(header(c))}</th>" for c in self._data)
         body = "".join(
             "<tr>" + "".join(f"<td>{esc(_cell(v))}</td>" for v in r.values()) + "</tr>"

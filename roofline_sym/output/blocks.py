@@ -2,9 +2,9 @@ r"""LaTeX blocks of a model's breakdown and of break-even results.
 
 A model and a break-even result offer their pieces (``_latex_pieces_()``:
 expressions, numbers and words); this module writes them as ``aligned``
-blocks for display math (``\[ ... \]``), amsmath only.  ``paper`` registers
-the writers (these, or its blocks for a given width), so ``model.latex()``
-and ``be.latex()`` use them.
+blocks for display math (``\[ ... \]``), amsmath only, and registers itself
+as their writer, so ``model.latex()`` and ``be.latex()`` use it (``paper``
+writes the complete blocks of a given width).
 
 * ``breakdown(model)`` (also ``model.latex()``): one line per named term,
   then the totals and the speedup.
@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from .. import renderers
 from ..model.linear import BreakdownPieces
 from ..model.term import TermId
 from ..solve.result import BreakEvenPieces
@@ -198,3 +199,6 @@ def breakeven_latex(be, *, conditions: bool = True) -> str:
     """
     return write_breakeven(be._latex_pieces_(), conditions=conditions)
 
+
+renderers.register(BreakdownPieces, write_breakdown)
+renderers.register(BreakEvenPieces, write_breakeven)

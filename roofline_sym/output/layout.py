@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["measure", "width_pt", "LENGTHS", "Block", "latex_preamble"]
+__all__ = ["measure", "width_pt", "LENGTHS", "Block"]
 
 # \columnwidth: article, twocolumn, 10 pt (the narrowest of the common two-column
 # classes: IEEEtran 252 pt, acmart 241 pt); \textwidth: article, one column, 10 pt
@@ -267,17 +267,3 @@ class Block:
         if self._text:
             rows.append(r"\intertext{" + r" \endgraf\noindent ".join(self._text) + "}")
         return "\\begin{align*}\n" + " \\\\\n".join(rows) + "\n\\end{align*}"
-
-
-def latex_preamble() -> str:
-    r"""The ``\usepackage`` lines the LaTeX blocks and tables need.
-
-    >>> print(latex_preamble())
-    \usepackage{amsmath}  % align*, \intertext, cases: formulas and break-even blocks
-    \allowdisplaybreaks   % a long block may continue in the next column
-    \usepackage{booktabs}  % \toprule, \midrule, \bottomrule: break-even tables
-    """
-    return "\n".join([
-        r"\usepackage{amsmath}  % align*, \intertext, cases: formulas and break-even blocks",
-        r"\allowdisplaybreaks   % a long block may continue in the next column",
-        r"\usepackage{booktabs}  % \toprule, \midrule, \bottomrule: break-even tables"])

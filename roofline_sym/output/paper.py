@@ -1,17 +1,18 @@
 r"""LaTeX for papers: complete display blocks that fit a given width.
 
-``latex(obj, width=r"\columnwidth")`` returns an ``align*`` environment that
-typesets within ``width`` in a two-column article: sums and relations break
-across lines, a sub-expression too long for a line is named and defined
-below it (``where E_{1} = ...``, or the model's own names: ``T_{\mathrm{fp8}}``,
+``rs.latex(obj, width=r"\columnwidth")`` (and ``model.latex(width=...)``,
+``be.latex(width=...)``) returns an ``align*`` environment that typesets
+within ``width`` in a two-column article: sums and relations break across
+lines, a sub-expression too long for a line is named and defined below it
+(``where E_{1} = ...``, or the model's own names: ``T_{\mathrm{fp8}}``,
 ``t^{\mathrm{cast}}_{\mathrm{input,amax}}``), numbers are rounded to
 ``digits`` significant digits (4 unless given) and symbols stay symbols.
-``latex_preamble()`` gives the ``\usepackage`` lines.  Without ``width`` the
-output is the inline LaTeX of ``printer.latex``.
+This module registers the writers of such blocks; ``renderers`` imports it
+the first time one is asked for.
 
 >>> import roofline_sym as rs
 >>> m = rs.linear("tensorwise", mode="inference")
->>> print(latex(m.speedup, model=m, width=r"\columnwidth").splitlines()[1])
+>>> print(rs.latex(m.speedup, model=m, width=r"\columnwidth").splitlines()[1])
 S &= \frac{T_{\mathrm{bf16}}}{T_{\mathrm{fp8}}} \\
 """
 
@@ -26,14 +27,13 @@ from .. import renderers
 from .. import symbols as S
 from ..model.linear import BreakdownPieces
 from ..solve.result import BreakEvenPieces
-from .blocks import _term_tex, write_breakdown, write_breakeven
-from .layout import Block, latex_preamble, measure, width_pt
-from .printer import (_float_tex, _Printer, _shape_degree, _tt, equalities, named_totals,
-                      rounded, star)
+from .blocks import _term_tex
+from .layout import Block, measure, width_pt
+from .printer import (ExpressionPieces, _float_tex, _Printer, _shape_degree, _tt, equalities,
+                      named_totals, rounded, star)
 from .printer import latex as inline_latex
 
-__all__ = ["latex", "latex_preamble", "DIGITS", "expression_block", "breakdown_block",
-           "breakeven_block"]
+__all__ = ["DIGITS", "expression_block", "breakdown_block", "breakeven_block"]
 
 DIGITS = 4           # significant digits of rounded numbers in blocks
 _SLACK = 1.04        # estimates are multiplied by this ...
@@ -574,49 +574,20 @@ def breakeven_block(p: BreakEvenPieces, width: Any = r"\columnwidth", *,
 
 
 # -- the writers of pieces ---------------------------------------------------------
-def _write_breakdown(p: BreakdownPieces, *, width: Any = None, digits: int | None = None,
-                     **options: Any) -> str:
-    if width is None:
-        return write_breakdown(p, digits=digits, **options)
+def _write_expression(p: ExpressionPieces, *, width: Any, digits: int | None = None) -> str:
+    return expression_block(p.expr, width, digits=digits, model=p.model, lhs=p.lhs,
+                            symbol_names=p.symbol_names)
+
+
+def _write_breakdown(p: BreakdownPieces, *, width: Any, digits: int | None = None) -> str:
     return breakdown_block(p, width, digits=digits)
 
 
-def _write_breakeven(p: BreakEvenPieces, *, width: Any = None, digits: int | None = None,
+def _write_breakeven(p: BreakEvenPieces, *, width: Any, digits: int | None = None,
                      conditions: bool = True) -> str:
-    if width is None:
-        return write_breakeven(p, conditions=conditions, digits=digits)
     return breakeven_block(p, width, digits=digits, conditions=conditions)
 
 
-renderers.register(BreakdownPieces, _write_breakdown)
-renderers.register(BreakEvenPieces, _write_breakeven)
-
-
-# -- the public entry -------------------------------------------------------------------
-def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None,
-          width: Any = None, digits: int | None = None, lhs: str | None = None) -> str:
-    r"""Readable LaTeX of a model expression, a model or a break-even result.
-
-    Without ``width``: inline LaTeX (see ``printer.latex``; a model or a
-    break-even result gives its ``aligned`` block).  With ``width`` (e.g.
-    ``r"\columnwidth"``, ``"0.9\textwidth"``, ``"8.4cm"``): a complete
-    ``align*`` block that fits it in a two-column article, numbers rounded to
-    ``digits`` significant digits (4 unless given); ``lhs``: what the
-    expression equals.  ``latex_preamble()`` lists the packages.
-
-    >>> import roofline_sym as rs
-    >>> latex(2 * rs.M)
-    '2 M'
-    >>> print(latex(2 * rs.M, width=r"\columnwidth", lhs="y"))
-    \begin{align*}
-    y &= 2 M
-    \end{align*}
-    """
-    if width is None:
-        if hasattr(expr, "_latex_pieces_"):
-            return renderers.render(expr._latex_pieces_(), digits=digits)
-        return inline_latex(expr, model=model, symbol_names=symbol_names, digits=digits)
-    if hasattr(expr, "_latex_pieces_"):
-        return renderers.render(expr._latex_pieces_(), width=width, digits=digits)
-    return expression_block(expr, width, digits=digits, model=model, lhs=lhs,
-                            symbol_names=symbol_names)
+renderers.register(ExpressionPieces, _write_expression, block=True)
+renderers.register(BreakdownPieces, _write_breakdown, block=True)
+renderers.register(BreakEvenPieces, _write_breakeven, block=True)

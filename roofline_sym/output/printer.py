@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 import sympy
@@ -28,7 +29,8 @@ from sympy.printing.latex import LatexPrinter
 from .. import renderers
 from .. import symbols as S
 
-__all__ = ["latex", "names", "star", "equalities"]
+__all__ = ["latex", "latex_preamble", "ExpressionPieces", "names", "star", "equalities",
+           "rounded"]
 
 _SHAPES = set(S.SHAPE_SYMBOLS) | {S.x}
 
@@ -248,8 +250,18 @@ def _name_parts(expr: sympy.Expr, table: Sequence[tuple[sympy.Expr, sympy.Symbol
     return walk(expr, root=True)
 
 
+@dataclass(frozen=True)
+class ExpressionPieces:
+    """An expression to write as a complete block (``latex(expr, width=...)``)."""
+
+    expr: Any
+    model: Any = None
+    lhs: str | None = None
+    symbol_names: Mapping | None = None
+
+
 def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None,
-          digits: int | None = None) -> str:
+          width: Any = None, digits: int | None = None, lhs: str | None = None) -> str:
     r"""Readable LaTeX of a model expression (or of a model / break-even result).
 
     Hardware symbols print by name (``\mathrm{BW}``), numbers stay exact, GEMM
@@ -260,6 +272,18 @@ def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None,
     registered for its pieces).  ``digits``: round numbers to that many
     significant digits (default: exact).
 
+    With ``width`` (``r"\columnwidth"``, ``"0.9\textwidth"``, ``"8.4cm"``): a
+    complete ``align*`` block that fits it in a two-column article, long parts
+    named and defined below, numbers to ``digits`` significant digits (4
+    unless given); ``lhs``: the LaTeX of what ``expr`` equals (default: its
+    name in ``model``).  ``latex_preamble()`` lists the packages.
+
+    >>> import roofline_sym as rs
+    >>> print(latex(2 * rs.M, width=r"\columnwidth", lhs="y"))
+    \begin{align*}
+    y &= 2 M
+    \end{align*}
+
     >>> import roofline_sym as rs
     >>> m = rs.linear("tensorwise")
     >>> latex(m.speedup, model=m)
@@ -268,7 +292,10 @@ def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None,
     'T^{\\mathrm{gemm}}_{\\mathrm{fp8}} + T^{\\mathrm{ovhd}}_{\\mathrm{fp8}}'
     """
     if hasattr(expr, "_latex_pieces_"):
-        return renderers.render(expr._latex_pieces_(), digits=digits)
+        return renderers.render(expr._latex_pieces_(), width=width, digits=digits)
+    if width is not None:
+        return renderers.render(ExpressionPieces(expr, model, lhs, symbol_names), width=width,
+                                digits=digits)
     expr = sympy.sympify(expr)
     if digits is not None:
         expr = rounded(expr)
@@ -285,6 +312,20 @@ def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None,
     symnames.update(symbol_names or {})
     printer = _Printer({"symbol_names": symnames}, rank, digits)
     return printer.doprint(expr)
+
+
+def latex_preamble() -> str:
+    r"""The ``\usepackage`` lines the LaTeX blocks and tables need.
+
+    >>> print(latex_preamble())
+    \usepackage{amsmath}  % align*, \intertext, cases: formulas and break-even blocks
+    \allowdisplaybreaks   % a long block may continue in the next column
+    \usepackage{booktabs}  % \toprule, \midrule, \bottomrule: break-even tables
+    """
+    return "\n".join([
+        r"\usepackage{amsmath}  % align*, \intertext, cases: formulas and break-even blocks",
+        r"\allowdisplaybreaks   % a long block may continue in the next column",
+        r"\usepackage{booktabs}  % \toprule, \midrule, \bottomrule: break-even tables"])
 
 
 def star(v: str) -> str:
