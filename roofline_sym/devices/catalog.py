@@ -17,6 +17,7 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
+from ..validate import choice
 from .datasets import Dataset
 from .entry import Hardware
 from .toml_io import hardware_toml, parse, tomllib
@@ -26,11 +27,13 @@ __all__ = ["DATASETS", "dataset", "hardware", "list_hardware", "entry_toml"]
 DATASETS = ("default", "torchao", "seed")
 
 
-@cache
 def dataset(name: str = "default") -> Dataset:
     """A shipped dataset: ``default``, ``torchao`` (torchao 0.18) or ``seed``."""
-    if name not in DATASETS:
-        raise ValueError(f"unknown hardware dataset {name!r}; known: {', '.join(DATASETS)}")
+    return _parsed(choice(name, DATASETS, "hardware dataset"))
+
+
+@cache
+def _parsed(name: str) -> Dataset:
     return parse(tomllib.loads(_shipped(name)), f"roofline_sym/data/{name}.toml", name)
 
 

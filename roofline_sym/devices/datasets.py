@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Iterator, Mapping
 
+from ..validate import InputTypeError, escape, show
 from .entry import Hardware, HardwareError, UnknownHardwareError, normalize
 
 __all__ = ["Dataset"]
@@ -50,7 +51,7 @@ class Dataset:
             cells = "".join(f"{float(p) / 1e12:>10g}" if p else f"{'-':>10}" for p in peaks)
             lines.append(f"{h.name:<24}{cells}{float(h.mem_bw) / 1e12:>8g}  "
                          f"{', '.join(h.aliases[:3])}")
-        return "\n".join(lines)
+        return escape("\n".join(lines))
 
     def names(self) -> list[str]:
         return [hw.name for hw in self.entries]
@@ -65,6 +66,9 @@ class Dataset:
         """Exact (normalized) match on name or alias; no prefix guessing."""
         if isinstance(name, Hardware):
             return name
+        if not isinstance(name, str):
+            raise InputTypeError(f"hardware must be a name (str) or a Hardware entry, not "
+                                 f"{type(name).__name__} {show(name)}")
         query = normalize(name)
         hit = self._index.get(query)
         if hit is not None:
@@ -77,7 +81,7 @@ class Dataset:
         close = difflib.get_close_matches(query, keys, n=5, cutoff=0.5)
         hint = list(dict.fromkeys(self._index[k].name for k in starts + contains + close))[:5]
         suggestion = f"; did you mean {', '.join(map(repr, hint))}?" if hint else ""
-        raise UnknownHardwareError(
-            f"no hardware {name!r} in the {self.name} dataset{suggestion} "
+        raise UnknownHardwareError(escape(
+            f"no hardware {show(name)} in the {self.name} dataset{suggestion} "
             f"(known: {', '.join(self.names())})"
-        )
+        ))

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping
 
 import sympy
 
 from .. import symbols as S
+from ..validate import RANGES, escape, field_kind, has_control, range_problem, show
 
 __all__ = [
     "Hardware",
@@ -40,21 +41,17 @@ GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")
 # Families of block-scaled GEMMs a GPU may run in hardware (Blackwell: both).
 BLOCK_SCALINGS = ("mx", "nvfp4")
 
-# Physical ranges with units; a value outside is a typo or a unit error
-# (torchao 0.18 shipped an RTX 5090 bandwidth of 1.792e15 B/s).
-FLOPS_RANGE = (1e12, 1e17)  # FLOP/s
-BW_RANGE = (1e11, 5e13)  # bytes/s
-LAUNCH_RANGE = (0.0, 1e-3)  # seconds, lower bound exclusive
-# The size-dependent efficiency tables: keys, range, unit.  A half size is the
-# work at which half the asymptotic rate is reached (0: none); a scaling
-# factor compares a scaled GEMM with its dtype's plain rate.
+# Physical ranges of every number: validate.RANGES, by the field's kind
+# (validate.FIELD_KINDS).  The size-dependent efficiency tables and their keys: a
+# half size is the work at which half the asymptotic rate is reached (0: none); a
+# scaling factor compares a scaled GEMM with its dtype's plain rate.
 _MODEL_TABLES = {
-    "gemm_half_flops": (GEMM_DTYPES, 0.0, 1e13, " FLOP"),
-    "kernel_efficiency": (S.KERNEL_KINDS, 0.01, 1.0, ""),
-    "scaling_efficiency": (S.SCALING_FAMILIES, 0.05, 1.5, ""),
-    "grouped_efficiency": (GEMM_DTYPES, 0.05, 1.5, ""),
+    "gemm_half_flops": GEMM_DTYPES,
+    "kernel_efficiency": S.KERNEL_KINDS,
+    "scaling_efficiency": S.SCALING_FAMILIES,
+    "grouped_efficiency": GEMM_DTYPES,
 }
-HALF_BYTES_MAX = 1e10
+HALF_BYTES_MAX = RANGES["half_bytes"].high
 
 
 class HardwareError(ValueError):
@@ -93,17 +90,17 @@ class _FieldProblem(Exception):
 
 
 def _entry_error(entry: Any, field: str, reason: str) -> HardwareError:
-    return HardwareError(f"entry {entry!r}, field {field!r}: {reason}",
+    return HardwareError(f"entry {show(entry)}, field {field!r}: {reason}",
                          field=field, reason=reason)
 
 
 def _exact(value: Any, field: str) -> sympy.Rational:
     """The exact Rational of a finite number as written (floats via their shortest repr)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, sympy.Rational)):
-        raise _FieldProblem(field, f"expected a number, got {value!r}")
+        raise _FieldProblem(field, f"expected a number, got {show(value)}")
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise _FieldProblem(field, f"must be a finite number, got {value!r}")
+            raise _FieldProblem(field, f"must be a finite number, got {show(value)}")
         return sympy.Rational(repr(float(value)))
     return sympy.Rational(value)
 
@@ -111,11 +108,11 @@ def _exact(value: Any, field: str) -> sympy.Rational:
 def _mapping(values: Any, field: str) -> Mapping[str, sympy.Rational]:
     if not isinstance(values, Mapping):
         raise _FieldProblem(field, "expected a mapping of dtype to number such as "
-                                   f"{{'bf16': ..., 'fp8': ...}}, got {values!r}")
+                                   f"{{'bf16': ..., 'fp8': ...}}, got {show(values)}")
     out = {}
     for key, value in values.items():
         if not isinstance(key, str):
-            raise _FieldProblem(field, f"dtype keys must be strings, got {key!r}")
+            raise _FieldProblem(field, f"dtype keys must be strings, got {show(key)}")
         out[key] = _exact(value, f"{field}.{key}")
     return MappingProxyType(out)
 
@@ -123,11 +120,13 @@ def _mapping(values: Any, field: str) -> Mapping[str, sympy.Rational]:
 def _strings(values: Any, field: str) -> tuple[str, ...]:
     """A list of strings as a tuple; a bare string is refused (not split into letters)."""
     if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
-        raise _FieldProblem(field, f"expected a list of strings, got {values!r}")
+        raise _FieldProblem(field, f"expected a list of strings, got {show(values)}")
     out = tuple(values)
     for item in out:
         if not isinstance(item, str):
-            raise _FieldProblem(field, f"expected a list of strings, got an item {item!r}")
+            raise _FieldProblem(field, f"expected a list of strings, got an item {show(item)}")
+        if field != "notes" and has_control(item):
+            raise _FieldProblem(field, f"{show(item)} contains control characters")
     return out
 
 
@@ -171,9 +170,9 @@ class Hardware:
         def set_(name: str, value: Any) -> None:
             object.__setattr__(self, name, value)
 
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise _entry_error(self.name, "name", f"expected a non-empty string, got "
-                                                  f"{self.name!r}")
+        if not isinstance(self.name, str) or not self.name.strip() or has_control(self.name):
+            raise _entry_error(self.name, "name", "expected a non-empty string without control "
+                                                  f"characters, got {show(self.name)}")
         try:  # field by field, so that an error names the field
             set_("peak_flops", _mapping(self.peak_flops, "peak_flops"))
             for name in ("gemm_efficiency", *_MODEL_TABLES):
@@ -189,7 +188,7 @@ class Hardware:
             if not isinstance(self.sources, Mapping) or not all(
                     isinstance(v, str) for v in self.sources.values()):
                 raise _FieldProblem("sources", "expected a mapping of field name to "
-                                               f"source text, got {self.sources!r}")
+                                               f"source text, got {show(self.sources)}")
         except _FieldProblem as problem:
             raise _entry_error(self.name, problem.field, problem.reason) from None
         set_("sources", MappingProxyType(dict(self.sources)))
@@ -204,9 +203,6 @@ class Hardware:
                        "give the dense rate (half the 2:4 sparse figure)")
             elif dtype not in PEAK_DTYPES:
                 yield f"peak_flops.{dtype}", f"unknown dtype; known: {', '.join(PEAK_DTYPES)}"
-            elif not FLOPS_RANGE[0] <= value <= FLOPS_RANGE[1]:
-                yield (f"peak_flops.{dtype}", f"{float(value):.4g} FLOP/s is "
-                       f"outside {FLOPS_RANGE[0]:.0e}..{FLOPS_RANGE[1]:.0e} FLOP/s")
         for family in self.block_scaling or ():
             if family not in BLOCK_SCALINGS:
                 yield ("block_scaling", f"unknown family {family!r}; "
@@ -219,44 +215,27 @@ class Hardware:
                 yield (f"peak_flops.{hi}", f"{float(self.peak_flops[hi]):.4g} "
                        f"is below the {lo} peak {float(self.peak_flops[lo]):.4g}; "
                        "a dense low-precision peak is never lower")
-        if not BW_RANGE[0] <= self.mem_bw <= BW_RANGE[1]:
-            yield ("mem_bw", f"{float(self.mem_bw):.4g} B/s is outside "
-                   f"{BW_RANGE[0]:.0e}..{BW_RANGE[1]:.0e} B/s (a unit error?)")
         for dtype, value in self.gemm_efficiency.items():
             if dtype not in GEMM_DTYPES:
                 yield (f"gemm_efficiency.{dtype}", "efficiencies are only for GEMM "
                        f"dtypes ({', '.join(GEMM_DTYPES)}); the models use no other")
             elif dtype not in self.peak_flops:
                 yield f"gemm_efficiency.{dtype}", f"there is no {dtype} peak to apply it to"
-            elif not 0 < value <= 1:
-                yield f"gemm_efficiency.{dtype}", f"{float(value)} is not in (0, 1]"
-        if self.mem_efficiency is not None and not 0 < self.mem_efficiency <= 1:
-            yield "mem_efficiency", f"{float(self.mem_efficiency)} is not in (0, 1]"
-        if self.launch_overhead is not None and not (
-            LAUNCH_RANGE[0] < self.launch_overhead <= LAUNCH_RANGE[1]
-        ):
-            yield ("launch_overhead", f"{float(self.launch_overhead):.4g} s is "
-                   f"outside (0, {LAUNCH_RANGE[1]:.0e}] s")
-        for name in ("memory_bytes", "l2_bytes"):
-            value = getattr(self, name)
-            if value is not None and value <= 0:
-                yield name, "must be positive"
         yield from self._model_problems()
+        for name, value in _numbers(self):  # every number within its kind's range
+            problem = range_problem(value, field_kind(name))
+            if problem:
+                yield name, problem
 
     def _model_problems(self) -> Iterator[tuple[str, str]]:
-        """The size-dependent efficiency fields: known keys, physical ranges."""
-        for table, (keys, lo, hi, unit) in _MODEL_TABLES.items():
-            for key, value in getattr(self, table).items():
+        """The size-dependent efficiency tables: known keys, a peak for each half size."""
+        for table, keys in _MODEL_TABLES.items():
+            for key in getattr(self, table):
                 name = f"{table}.{key}"
                 if key not in keys:
                     yield name, f"unknown key; known: {', '.join(keys)}"
                 elif table == "gemm_half_flops" and key not in self.peak_flops:
                     yield name, f"there is no {key} peak to apply it to"
-                elif not lo <= value <= hi:
-                    yield name, f"{float(value):.4g}{unit} is outside {lo:g}..{hi:g}{unit}"
-        if self.mem_half_bytes is not None and not 0 <= self.mem_half_bytes <= HALF_BYTES_MAX:
-            yield ("mem_half_bytes", f"{float(self.mem_half_bytes):.4g} B is outside "
-                   f"0..{HALF_BYTES_MAX:.0e} B")
 
     # -- identity -----------------------------------------------------------
     def _key(self) -> tuple:
@@ -501,7 +480,18 @@ class Hardware:
                                                 for k, v in self.grouped_efficiency.items()),
                 "grouped_efficiency")
         lines.extend(f"  note: {n}" for n in self.notes)
-        return "\n".join(lines)
+        return escape("\n".join(lines))
+
+
+def _numbers(hw: Hardware) -> Iterator[tuple[str, sympy.Rational]]:
+    """Every number of an entry as (field, value), table entries as ``table.key``."""
+    for f in fields(hw):
+        value = getattr(hw, f.name)
+        if isinstance(value, Mapping):
+            yield from ((f"{f.name}.{k}", v) for k, v in value.items()
+                        if isinstance(v, sympy.Rational))
+        elif isinstance(value, sympy.Rational):
+            yield f.name, value
 
 
 def _opt(value: sympy.Rational | None, scale: float = 1.0, unit: str = "") -> str:

@@ -24,6 +24,7 @@ import numpy as np
 
 from . import sources as citations
 from .datasets import Dataset
+from ..validate import escape, show
 from .entry import Hardware, HardwareError
 
 try:
@@ -72,62 +73,62 @@ def parse(data: dict, origin: str, dataset_name: str | None = None) -> Dataset:
                    "[dataset], [sources] and [[gpu]] entries")
     meta = data.get("dataset", {})
     if not isinstance(meta, dict):
-        raise fail(f"[dataset] must be a table (name, description), got {meta!r}")
+        raise fail(f"[dataset] must be a table (name, description), got {show(meta)}")
     for key in ("name", "description"):
         if key in meta and not isinstance(meta[key], str):
-            raise fail(f"[dataset], field {key!r}: expected a string, got {meta[key]!r}")
+            raise fail(f"[dataset], field {show(key)}: expected a string, got {show(meta[key])}")
     name = dataset_name or meta.get("name") or Path(origin).stem
     keys = data.get("sources", {})
     if not isinstance(keys, dict):
         raise fail("[sources] must be a table of citation key = text")
     for key, text in keys.items():
         if not isinstance(text, str) or not text.strip():
-            raise fail(f"[sources], key {key!r}: the citation must be a non-empty string, "
-                       f"got {text!r}")
+            raise fail(f"[sources], key {show(key)}: the citation must be a non-empty string, "
+                       f"got {show(text)}")
     entries = data.get("gpu")
     if entries is not None and not isinstance(entries, list):
-        raise fail(f"'gpu' must be an array of [[gpu]] tables, got {entries!r}")
+        raise fail(f"'gpu' must be an array of [[gpu]] tables, got {show(entries)}")
     if not entries:
         raise fail("no [[gpu]] entries")
     out = []
     for i, raw in enumerate(entries):
         if not isinstance(raw, dict):
-            raise fail(f"entry #{i + 1}: expected a [[gpu]] table, got {raw!r}")
+            raise fail(f"entry #{i + 1}: expected a [[gpu]] table, got {show(raw)}")
         if "name" not in raw:
             raise fail(f"entry #{i + 1}: field 'name' is required")
         if not isinstance(raw["name"], str) or not raw["name"].strip():
             raise fail(f"entry #{i + 1}, field 'name': expected a non-empty string, "
-                       f"got {raw['name']!r}")
-        label = repr(raw["name"])
+                       f"got {show(raw['name'])}")
+        label = show(raw["name"])
         unknown = set(raw) - set(TOML_FIELDS) - _OTHER
         if unknown:
             sparse = [k for k in unknown if "sparse" in k]
             why = ("sparse peaks are not accepted; give dense FLOP/s in "
                    "peak_flops_per_s") if sparse else (
                 f"expected {', '.join(sorted(set(TOML_FIELDS) | _OTHER))}")
-            raise fail(f"entry {label}, field {sorted(unknown)[0]!r}: unknown field; {why}")
+            raise fail(f"entry {label}, field {show(sorted(unknown)[0])}: unknown field; {why}")
         for required in ("peak_flops_per_s", "mem_bw_bytes_per_s"):
             if required not in raw:
-                raise fail(f"entry {label}, field {required!r}: required")
+                raise fail(f"entry {label}, field {show(required)}: required")
         for table in ("peak_flops_per_s", "gemm_efficiency", "gemm_half_flops",
                       "kernel_efficiency", "scaling_efficiency", "grouped_efficiency"):
             if table in raw and not isinstance(raw[table], dict):
-                raise fail(f"entry {label}, field {table!r}: expected a table such as "
-                           f"{{ bf16 = ..., fp8 = ... }}, got {raw[table]!r}")
+                raise fail(f"entry {label}, field {show(table)}: expected a table such as "
+                           f"{{ bf16 = ..., fp8 = ... }}, got {show(raw[table])}")
         sources = raw.get("sources", {})
         if not isinstance(sources, dict):
             raise fail(f"entry {label}, field 'sources': expected a [gpu.sources] table of "
-                       f"field = source text, got {sources!r}")
+                       f"field = source text, got {show(sources)}")
         expanded = {}
         for toml_field, hw_field in TOML_FIELDS.items():
             if toml_field not in raw:
                 continue
             if toml_field not in sources:
-                raise fail(f"entry {label}, field {toml_field!r}: has no source; "
+                raise fail(f"entry {label}, field {show(toml_field)}: has no source; "
                            "add it under [gpu.sources]")
             problem = citations.problem(sources[toml_field], keys)
             if problem:
-                raise fail(f"entry {label}, field {toml_field!r}: source {problem}")
+                raise fail(f"entry {label}, field {show(toml_field)}: source {problem}")
             expanded[hw_field] = citations.expand(sources[toml_field], keys)
         stray = set(sources) - set(raw) - {"name"}
         if stray:
@@ -143,7 +144,7 @@ def parse(data: dict, origin: str, dataset_name: str | None = None) -> Dataset:
         except HardwareError as exc:
             if exc.field is None:
                 raise fail(str(exc)) from None
-            raise fail(f"entry {label}, field {toml_name(exc.field)!r}: {exc.reason}") from None
+            raise fail(f"entry {label}, field {show(toml_name(exc.field))}: {exc.reason}") from None
     return Dataset(name, tuple(out), meta.get("description", ""), origin)
 
 
@@ -157,10 +158,13 @@ def load_hardware(path: str | Path) -> Dataset:
         raw = path.read_bytes()
     except OSError as exc:
         raise HardwareError(f"{path}: cannot read hardware file ({exc.strerror})") from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
+    try:  # a byte-order mark (as some editors write) reads like none
+        data = tomllib.loads(raw.decode("utf-8-sig"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise HardwareError(f"{path}: not valid TOML ({exc})") from None
+        raise HardwareError(f"{path}: not valid TOML ({escape(str(exc))})") from None
+    except RecursionError:
+        raise HardwareError(f"{path}: not valid here: arrays or tables nested too deeply") \
+            from None
     return parse(data, str(path))
 
 
@@ -168,7 +172,7 @@ def cited_sources(path: str | os.PathLike) -> tuple[dict[str, str], list[dict[st
     """A hardware file's sources as written: its ``[sources]`` (key -> citation)
     and each entry's ``[gpu.sources]`` (TOML field -> text citing the keys);
     read after ``load_hardware`` has validated the file."""
-    data = tomllib.loads(Path(path).read_bytes().decode("utf-8"))
+    data = tomllib.loads(Path(path).read_bytes().decode("utf-8-sig"))
     return dict(data.get("sources", {})), [dict(g.get("sources", {})) for g in data["gpu"]]
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from ..validate import expression
 from .formats import ElementFormat, element
 from .term import GEMM_TIME_MODELS, Term, TermId, Work
 
@@ -52,7 +53,8 @@ class Gemm:
     def __post_init__(self) -> None:
         object.__setattr__(self, "operand", _format(self.operand))
         object.__setattr__(self, "output", _format(self.output))
-        object.__setattr__(self, "scale_bytes", sympy.sympify(self.scale_bytes))
+        for dim in ("m", "k", "n", "scale_bytes"):  # text is parsed, never evaluated
+            object.__setattr__(self, dim, expression(getattr(self, dim), f"Gemm {dim}"))
         if self.operand.compute is None:
             raise ValueError(f"{self.operand.name} is a scale format, not a GEMM input")
         if self.weight not in (None, "b", "out"):

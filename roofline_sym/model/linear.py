@@ -24,6 +24,7 @@ import sympy
 from .. import renderers
 from .. import symbols as S
 from ..devices import Hardware, hardware
+from ..validate import InputTypeError, show
 from .blocked import evaluate_lazy, is_lazy, outputs_of
 from .compiled import CompiledTerms
 from .formats import element, scaling
@@ -229,8 +230,7 @@ class Linear:
         """
         if self.hardware is not None:
             return self.unbound.on(hw)
-        if isinstance(hw, str):
-            hw = hardware(hw, dataset=self.options.dataset)
+        hw = hardware(hw, dataset=self.options.dataset)  # a name, or an entry as it is
         problem = self.unsupported_reason(hw)
         if problem:
             raise ValueError(problem)
@@ -306,8 +306,7 @@ class Linear:
         if self.hardware is not None:
             raise ValueError(f"{self!r} is bound to {self.hardware.name}: use the unbound "
                              "model to evaluate several GPUs at once")
-        entries = [hardware(g, dataset=self.options.dataset) if isinstance(g, str) else g
-                   for g in gpus]
+        entries = [hardware(g, dataset=self.options.dataset) for g in gpus]
         for hw in entries:
             problem = self.unsupported_reason(hw)
             if problem:
@@ -405,7 +404,7 @@ def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool |
     r = get_recipe(recipe, mode, opts.recipe_table, opts.torch_compile_limitations)
     w = get_workload(workload, mode)
     if fuse is not None and not isinstance(fuse, bool):
-        raise ValueError(f"fuse must be True or False, not {fuse!r}")
+        raise InputTypeError(f"fuse must be True or False, not {show(fuse)}")
     if w.fuse is not None and fuse is not None and fuse != w.fuse:
         raise ValueError(f"workload {w.name!r} {'fuses' if w.fuse else 'does not fuse'} its "
                          f"casts; drop fuse={fuse} or pick workload='linear'")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from ..devices import DATASETS
+from ..validate import InputTypeError, choice, show, unknown_name
 from .recipes import TABLES
 from .term import EFFICIENCY_MODELS, GEMM_TIME_MODELS, LAUNCH_FLOORS
 
@@ -75,12 +76,11 @@ class Options:
                             ("recipe_table", TABLES), ("gemm_scales", GEMM_SCALES),
                             ("dataset", DATASETS), ("efficiency", EFFICIENCY_MODELS),
                             ("grouped", tuple(GROUPED_MODELS))):
-            value = getattr(self, name)
-            if value not in valid:
-                raise ValueError(f"option {name}={value!r} is not one of: {', '.join(valid)}")
+            choice(getattr(self, name), valid, f"option {name}")
         for name in ("torch_compile_limitations", "fuse", "workload_kernels"):
             if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"option {name} must be True or False")
+                raise InputTypeError(f"option {name} must be True or False, not "
+                                     f"{show(getattr(self, name))}")
 
 
 PRESETS: dict[str, Options] = {
@@ -101,12 +101,10 @@ _OPTION_NAMES = tuple(f.name for f in fields(Options))
 
 def options(preset: str = "default", **overrides) -> Options:
     """The options of ``preset`` with ``overrides`` applied (validated)."""
-    if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
-    unknown = set(overrides) - set(_OPTION_NAMES)
-    if unknown:
-        raise ValueError(f"unknown model option(s) {sorted(unknown)}; "
-                         f"valid: {', '.join(_OPTION_NAMES)}")
+    choice(preset, tuple(PRESETS), "preset")
+    for name in overrides:
+        if name not in _OPTION_NAMES:
+            raise unknown_name("model option", name, _OPTION_NAMES)
     return replace(PRESETS[preset], **overrides)
 
 

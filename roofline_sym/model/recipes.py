@@ -27,6 +27,7 @@ from typing import Callable, Mapping
 import sympy
 
 from ..symbols import K, M, N
+from ..validate import choice, unknown_name
 from .formats import element, scaling
 
 __all__ = [
@@ -524,10 +525,8 @@ def recipe(name: str | Mapping[str, str], mode: str = "training", table: str = "
         return recipes[name]
     if mode == "inference" and name.startswith("mxfp8"):
         return replace(recipes["mxfp8"], name=name)
-    raise ValueError(f"unknown {mode} recipe {name!r}; valid: "
-                     f"{', '.join(list_recipes(mode, table))}")
+    raise unknown_name(f"{mode} recipe", name, list_recipes(mode, table))
 
 
 def _check(value: str, valid: tuple[str, ...], what: str) -> None:
-    if value not in valid:
-        raise ValueError(f"unknown {what} {value!r}; valid: {', '.join(valid)}")
+    choice(value, valid, what)

@@ -28,6 +28,7 @@ import numpy as np
 import sympy
 
 from .. import symbols as S
+from ..validate import expression
 
 __all__ = [
     "TermId",
@@ -134,8 +135,8 @@ class Work:
     grouped: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "flops", sympy.sympify(self.flops))
-        object.__setattr__(self, "bytes", sympy.sympify(self.bytes))
+        object.__setattr__(self, "flops", expression(self.flops, "Work flops"))
+        object.__setattr__(self, "bytes", expression(self.bytes, "Work bytes"))
         if self.kind not in S.KERNEL_KINDS:
             raise ValueError(f"unknown kernel kind {self.kind!r}; "
                              f"known: {', '.join(S.KERNEL_KINDS)}")

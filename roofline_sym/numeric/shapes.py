@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -36,7 +36,9 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from ..devices import sources as citations
-from ..validate import positive_array
+from ..validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, broadcast_shape, check_size,
+                        escape, has_control, nested_input, parse_number, positive_array, show,
+                        text as valid_text, unknown_name)
 
 __all__ = ["ShapeSet", "shape_set", "list_shape_sets", "grid", "load_shape_sets"]
 
@@ -78,33 +80,38 @@ class ShapeSet:
     groups: Any = None
 
     def __post_init__(self) -> None:
-        if self.groups is None:
-            object.__setattr__(self, "groups", np.ones(len(np.reshape(self.M, -1))))
-        else:
-            object.__setattr__(self, "groups", np.broadcast_to(
-                np.asarray(self.groups, dtype=np.float64), np.shape(np.reshape(self.M, -1))))
+        valid_text(self.name, "shape set name")
+        if isinstance(self.names, (str, bytes)) or not isinstance(self.names, Iterable):
+            raise InputTypeError(f"shape set {self.name!r}: names must be a sequence of "
+                                 f"strings, not {show(self.names)}")
         arrays = {}
         for label in ("M", "K", "N", "counts", "groups"):
-            arr = np.array(getattr(self, label), dtype=np.float64).reshape(-1)
-            bad = ~(np.isfinite(arr) & (arr > 0))
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise ValueError(f"shape set {self.name!r}, row {i + 1} "
-                                 f"({self.names[i] if i < len(self.names) else i}): "
-                                 f"{label} must be positive and finite, got {arr[i]!r}")
-            if label == "groups" and not np.all(arr == np.round(arr)):
-                i = int(np.argmax(arr != np.round(arr)))
-                raise ValueError(f"shape set {self.name!r}, row {i + 1}: groups must be a "
-                                 f"whole number of experts, got {arr[i]!r}")
-            arr.setflags(write=False)  # rows are data: a sweep must not change them
+            if label == "groups" and self.groups is None:
+                arrays[label] = np.ones(len(arrays["M"]))
+                continue
+            # a row is a real layer: whole numbers, dimensions up to 2**53
+            arr = positive_array(getattr(self, label), f"shape set {self.name!r}: {label}",
+                                 SHAPE_MAX if label in ("M", "K", "N") else math.inf,
+                                 integer=True)
+            if label == "groups" and arr.size == 1:  # one number of experts for every row
+                arr = np.full(len(arrays["M"]), float(arr.reshape(-1)[0]))
+            arr = np.array(arr, dtype=np.float64).reshape(-1)
+            check_size(arr.size, f"shape set {self.name!r}", MAX_ROWS)
             arrays[label] = arr
+        for arr in arrays.values():
+            arr.setflags(write=False)  # rows are data: a sweep must not change them
         n = len(arrays["M"])
-        if any(len(a) != n for a in arrays.values()) or len(self.names) != n:
+        names = tuple(map(str, self.names))
+        if any(len(a) != n for a in arrays.values()) or len(names) != n:
             raise ValueError(f"shape set {self.name!r}: M, K, N, counts, groups and names "
                              "must have one entry per row")
+        if has_control("".join(names)):
+            i = next(i for i, name in enumerate(names) if has_control(name))
+            raise ValueError(f"shape set {self.name!r}, row {i + 1}: the name {show(names[i])} "
+                             "contains control characters")
         for label, arr in arrays.items():
             object.__setattr__(self, label, arr)
-        object.__setattr__(self, "names", tuple(map(str, self.names)))
+        object.__setattr__(self, "names", names)
         object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
         object.__setattr__(self, "notes", tuple(self.notes))
 
@@ -113,14 +120,13 @@ class ShapeSet:
     def from_arrays(cls, M: Any, K: Any, N: Any, names: Sequence[str] | None = None,
                     counts: Any = 1, name: str = "shapes", groups: Any = 1) -> "ShapeSet":
         """Shapes from numbers or arrays (numpy broadcasting, then flattened)."""
-        arrays = [_numeric_array(v, label) for v, label in ((M, "M"), (K, "K"), (N, "N"))]
-        try:
-            m, k, n = (a.reshape(-1) for a in np.broadcast_arrays(*arrays))
-        except ValueError:
-            raise ValueError("M, K and N do not broadcast together: shapes "
-                             f"{[a.shape for a in arrays]}") from None
-        counts = np.broadcast_to(_numeric_array(counts, "counts"), m.shape)
-        groups = np.broadcast_to(_numeric_array(groups, "groups"), m.shape)
+        arrays = {label: _numeric_array(v, label, SHAPE_MAX)
+                  for v, label in ((M, "M"), (K, "K"), (N, "N"))}
+        broadcast_shape(arrays, MAX_ROWS)
+        m, k, n = (a.reshape(-1) for a in np.broadcast_arrays(*arrays.values()))
+        counts, groups = _numeric_array(counts, "counts"), _numeric_array(groups, "groups")
+        broadcast_shape({"M, K, N": m, "counts": counts, "groups": groups})
+        counts, groups = np.broadcast_to(counts, m.shape), np.broadcast_to(groups, m.shape)
         names = tuple(names) if names is not None else tuple(map(str, range(len(m))))
         return cls(name, m, k, n, names, counts, groups=groups)
 
@@ -152,8 +158,9 @@ class ShapeSet:
             raise ValueError(f"{path}: unknown shape file type {suffix!r}; use .csv or .json")
         if not records:
             raise ValueError(f"{path}: no shapes in the file")
-        rows = [_parse_record(rec, f"{path}: {where}") for where, rec in records]
-        label = name or os.path.splitext(os.path.basename(path))[0]
+        check_size(len(records), path, MAX_ROWS)
+        rows = [_parse_record(rec, f"{path}: {where}", suffix == ".csv") for where, rec in records]
+        label = name or escape(os.path.splitext(os.path.basename(path))[0])
         m, k, n, names, counts = zip(*((r["M"], r["K"], r["N"], r["name"] or str(i), r["count"])
                                        for i, r in enumerate(rows)))
         return cls(label, m, k, n, names, counts, description=f"from {path}")
@@ -222,8 +229,10 @@ class _Definition:
             valid = ", ".join(sorted(self.params)) or "none"
             raise ValueError(f"shape set {self.name!r} has no parameter(s) "
                              f"{sorted(unknown)}; its parameters: M, {valid}")
-        values = {**self.params, **{k: _positive(v, k) for k, v in params.items()}}
-        tokens = float(raw["tokens"]) if M is None else _positive(M, "M")
+        values = {**self.params, **{k: _positive(v, k, strict_type=True, integer=True)
+                                    for k, v in params.items()}}
+        tokens = float(raw["tokens"]) if M is None else _positive(M, "M", strict_type=True,
+                                                                  integer=True)
         layers = raw["layers"]
 
         def dim(v: str | float) -> float:  # a number, or the name of a parameter
@@ -252,8 +261,11 @@ def shape_set(name: str | ShapeSet, M: Any = None, **params: Any) -> ShapeSet:
             raise ValueError("M= and parameters apply to a set name, not to a ShapeSet")
         return name
     defs = _definitions()
-    if not isinstance(name, str) or name not in defs:
-        raise ValueError(f"unknown shape set {name!r}; known: {', '.join(defs)}")
+    if not isinstance(name, str):
+        raise InputTypeError(f"a shape set is a name or a ShapeSet, not {type(name).__name__} "
+                             f"{show(name)}")
+    if name not in defs:
+        raise unknown_name("shape set", name, defs)
     return defs[name].build(M, **params)
 
 
@@ -273,7 +285,9 @@ def grid(M: Any, K: Any, N: Any, name: str = "grid") -> ShapeSet:
     >>> len(g), g.M.tolist(), g.N.tolist()
     (4, [1024.0, 1024.0, 2048.0, 2048.0], [4096.0, 8192.0, 4096.0, 8192.0])
     """
-    axes = [_numeric_array(v, label).reshape(-1) for v, label in ((M, "M"), (K, "K"), (N, "N"))]
+    axes = [_numeric_array(v, label, SHAPE_MAX).reshape(-1)
+            for v, label in ((M, "M"), (K, "K"), (N, "N"))]
+    check_size(math.prod(a.size for a in axes), "grid", MAX_ROWS)
     m, k, n = (a.reshape(-1) for a in np.meshgrid(*axes, indexing="ij"))
     return ShapeSet.from_arrays(m, k, n, name=name)
 
@@ -283,11 +297,14 @@ def load_shape_sets(path: str | os.PathLike) -> dict[str, ShapeSet]:
     path = os.fspath(path)
     try:
         with open(path, "rb") as f:
-            data = tomllib.load(f)
+            raw = f.read()
     except OSError as exc:
         raise ValueError(f"{path}: cannot read shapes file ({exc.strerror})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: not valid TOML ({exc})") from None
+    try:  # a byte-order mark reads like none
+        with nested_input(path, "shapes file"):
+            data = tomllib.loads(raw.decode("utf-8-sig"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not valid TOML ({escape(str(exc))})") from None
     return {n: d.build() for n, d in _parse(data, path).items()}
 
 
@@ -306,20 +323,31 @@ def _parse(data: Mapping[str, Any], origin: str) -> dict[str, _Definition]:
     if unknown:
         raise fail(f"unknown top-level key(s) {sorted(unknown)}; expected [sources] and [[set]]")
     keys = data.get("sources", {})
+    if not isinstance(keys, dict):
+        raise fail("[sources] must be a table of citation key = text")
     sets = data.get("set")
     if not isinstance(sets, list) or not sets:
         raise fail("no [[set]] entries")
     out: dict[str, _Definition] = {}
     for i, raw in enumerate(sets):
+        if not isinstance(raw, dict):
+            raise fail(f"set #{i + 1}: expected a [[set]] table, got {show(raw)}")
         name = raw.get("name")
-        label = f"set {name!r}" if name else f"set #{i + 1}"
-        if not isinstance(name, str) or not name:
-            raise fail(f"{label}: field 'name' is required")
+        label = f"set {show(name)}" if name else f"set #{i + 1}"
+        if not isinstance(name, str) or not name or has_control(name):
+            raise fail(f"{label}: field 'name' is required (a string without control "
+                       "characters)")
+        for fld, kind in (("description", str), ("notes", list), ("sources", dict)):
+            if fld in raw and not isinstance(raw[fld], kind):
+                raise fail(f"{label}, field {fld!r}: expected a {kind.__name__}, got "
+                           f"{show(raw[fld])}")
+        if not all(isinstance(n, str) for n in raw.get("notes", [])):
+            raise fail(f"{label}, field 'notes': expected a list of strings")
         if name in out:
             raise fail(f"{label}: defined twice")
         kind = raw.get("kind")
-        if kind not in _KINDS:
-            raise fail(f"{label}, field 'kind': {kind!r} is not one of {', '.join(_KINDS)}")
+        if not isinstance(kind, str) or kind not in _KINDS:
+            raise fail(f"{label}, field 'kind': {show(kind)} is not one of {', '.join(_KINDS)}")
         allowed = _FIELDS[kind] | _COMMON
         stray = set(raw) - allowed
         if stray:
@@ -357,14 +385,14 @@ def _check(kind: str, raw: Mapping[str, Any]) -> dict[str, float]:
             _values(raw[d], d)
         return {}
     for fld in ("tokens", "blocks"):
-        _positive(raw[fld], f"field {fld!r}", strict_type=True)
+        _positive(raw[fld], f"field {fld!r}", strict_type=True, integer=True)
     params = {}
     for table in ("params", "architecture"):
         t = raw.get(table, {})
         if not isinstance(t, dict):
             raise ValueError(f"field {table!r}: expected a table of name = number")
         for k, v in t.items():
-            value = _positive(v, f"field '{table}.{k}'", strict_type=True)
+            value = _positive(v, f"field '{table}.{k}'", strict_type=True, integer=True)
             if table == "params":
                 params[k] = value
     layers = raw["layers"]
@@ -390,13 +418,13 @@ def _check(kind: str, raw: Mapping[str, Any]) -> dict[str, float]:
                     raise ValueError(f"{where}, {d}: {v!r} is not a parameter of the set "
                                      f"(params: {', '.join(params) or 'none'})")
             else:
-                _positive(v, f"{where}, {d}", strict_type=True)
+                _positive(v, f"{where}, {d}", strict_type=True, integer=True)
         for fld in ("count", "blocks", "groups", "top_k"):
             if fld in lay:
-                _positive(lay[fld], f"{where}, {fld}", strict_type=True)
+                _positive(lay[fld], f"{where}, {fld}", strict_type=True, integer=True)
         for fld in ("groups", "top_k"):
             if fld in lay and not isinstance(lay[fld], int):
-                raise ValueError(f"{where}, {fld}: expected a whole number, got {lay[fld]!r}")
+                raise ValueError(f"{where}, {fld}: expected a whole number, got {show(lay[fld])}")
         if "top_k" in lay and lay["top_k"] > lay.get("groups", 1):
             raise ValueError(f"{where}: top_k {lay['top_k']} exceeds the layer's "
                              f"{lay.get('groups', 1)} experts")
@@ -420,29 +448,37 @@ def _values(spec: Any, label: str = "values") -> np.ndarray:
             or exps[0] > exps[1]):
         raise ValueError(f"field '{label}.exponents': expected [first, last] integers, "
                          f"first <= last, got {exps!r}")
-    mults = [_positive(m, f"field '{label}.multipliers'", strict_type=True)
-             for m in spec.get("multipliers", [1])]
+    mults = spec.get("multipliers", [1])
+    if not isinstance(mults, list) or not mults:
+        raise ValueError(f"field '{label}.multipliers': expected a non-empty list of numbers, "
+                         f"got {show(mults)}")
+    mults = [_positive(m, f"field '{label}.multipliers'", strict_type=True) for m in mults]
+    check_size((exps[1] - exps[0] + 1) * len(mults), f"field {label!r}", MAX_ROWS)
     # integer powers stay exact: 2**e * 1.5 is exact in float64 for these ranges
-    return np.array([float(base) ** e * m for e in range(exps[0], exps[1] + 1) for m in mults])
+    try:
+        values = [float(base) ** e * m for e in range(exps[0], exps[1] + 1) for m in mults]
+    except OverflowError:
+        values = [math.inf]
+    return np.array([_positive(v, f"field {label!r}") for v in values])
 
 
 # -- numbers ---------------------------------------------------------------------
-def _positive(value: Any, label: str, strict_type: bool = False) -> float:
-    """A positive finite number; text is parsed with float(), never evaluated;
-    ``strict_type``: ints and floats only (no strings)."""
-    if isinstance(value, bool) or (strict_type and not isinstance(value, (int, float))):
-        raise ValueError(f"{label} must be a positive number, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{label} must be a positive number, got {value!r}") from None
-    if not (math.isfinite(number) and number > 0):
-        raise ValueError(f"{label} must be positive and finite, got {value!r}")
-    return number
+def _positive(value: Any, label: str, strict_type: bool = False,
+              integer: bool = False) -> float:
+    """A positive finite number up to 2**53 (whole if ``integer``); text is
+    parsed (``validate.parse_number``), never evaluated; ``strict_type``: ints
+    and floats only (no strings)."""
+    if isinstance(value, str) and not strict_type:
+        return parse_number(value, label, integer=integer, limit=SHAPE_MAX)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating)):
+        raise InputTypeError(f"{label} must be a positive number, not {type(value).__name__} "
+                             f"{show(value)}")
+    return float(positive_array(value, label, SHAPE_MAX, integer=integer))
 
 
-def _numeric_array(value: Any, label: str) -> np.ndarray:
-    arr = positive_array(value, label)
+def _numeric_array(value: Any, label: str, limit: float = math.inf) -> np.ndarray:
+    arr = positive_array(value, label, limit, integer=True)
     if arr.size == 0:
         raise ValueError(f"{label} must be a number or a non-empty array of numbers, "
                          f"not {value!r}")
@@ -458,6 +494,13 @@ def _csv_records(text: str, path: str) -> list[tuple[str, dict]]:
     import io
 
     reader = csv.reader(io.StringIO(text))
+    try:
+        return _csv_rows(reader, path)
+    except csv.Error as exc:  # a NUL byte, a field beyond the csv module's limit
+        raise ValueError(f"{path}: line {reader.line_num}: not valid CSV ({exc})") from None
+
+
+def _csv_rows(reader, path: str) -> list[tuple[str, dict]]:
     header = next(reader, None)
     if not header:
         raise ValueError(f"{path}: empty file; expected a header row such as M,K,N,name,count")
@@ -505,7 +548,8 @@ def _json_records(text: str, path: str) -> list[tuple[str, dict]]:
         return out
 
     try:
-        data = json.loads(text, object_pairs_hook=unique_keys)
+        with nested_input(path, "JSON"):
+            data = json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON ({exc})") from None
     except _DuplicateKey as exc:
@@ -538,7 +582,7 @@ def _json_records(text: str, path: str) -> list[tuple[str, dict]]:
     return out
 
 
-def _parse_record(rec: Mapping[str, Any], where: str) -> dict:
+def _parse_record(rec: Mapping[str, Any], where: str, csv: bool) -> dict:
     missing = [d for d in "MKN" if d not in rec or rec[d] in ("", None)]
     if missing:
         raise ValueError(f"{where}: missing {', '.join(missing)}")
@@ -548,9 +592,13 @@ def _parse_record(rec: Mapping[str, Any], where: str) -> dict:
         if d == "count" and raw in ("", None):
             raw = 1
         try:
-            out[d] = _positive(raw, d)
+            out[d] = _positive(raw, f"column {d}" if csv else d, integer=True)
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
     name = rec.get("name")
+    if name is not None and (isinstance(name, bool) or not isinstance(name, (str, int, float))):
+        raise ValueError(f"{where}: name must be text, got {show(name)}")
     out["name"] = "" if name is None else str(name).strip()
+    if has_control(out["name"]):
+        raise ValueError(f"{where}: name {show(out['name'])} contains control characters")
     return out

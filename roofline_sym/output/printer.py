@@ -28,6 +28,7 @@ from sympy.printing.latex import LatexPrinter
 
 from .. import renderers
 from .. import symbols as S
+from ..validate import InputTypeError, expression, show
 
 __all__ = ["latex", "latex_preamble", "ExpressionPieces", "names", "star", "equalities",
            "rounded"]
@@ -213,7 +214,12 @@ def names(model) -> list[tuple[str, sympy.Expr, str]]:
     >>> [tex for _, _, tex in names(rs.linear("tensorwise"))][:2]
     ['T_{\\mathrm{bf16}}', 'T_{\\mathrm{fp8}}']
     """
-    return named_totals(model._latex_pieces_())
+    pieces = getattr(model, "_latex_pieces_", None)
+    pieces = pieces() if callable(pieces) else None
+    if not hasattr(pieces, "totals"):
+        raise InputTypeError(f"model= takes a model from rs.linear(), not "
+                             f"{type(model).__name__} {show(model)}")
+    return named_totals(pieces)
 
 
 def _name_parts(expr: sympy.Expr, table: Sequence[tuple[sympy.Expr, sympy.Symbol]]):
@@ -293,10 +299,15 @@ def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None,
     """
     if hasattr(expr, "_latex_pieces_"):
         return renderers.render(expr._latex_pieces_(), width=width, digits=digits)
+    # text is parsed with a whitelist (validate.formula), never evaluated
+    expr = expression(expr, "latex: the expression")
+    if symbol_names is not None and not (isinstance(symbol_names, Mapping) and all(
+            isinstance(k, sympy.Symbol) and isinstance(v, str) for k, v in symbol_names.items())):
+        raise InputTypeError("latex: symbol_names= takes a mapping of SymPy symbols to LaTeX "
+                             f"strings, not {show(symbol_names)}")
     if width is not None:
         return renderers.render(ExpressionPieces(expr, model, lhs, symbol_names), width=width,
                                 digits=digits)
-    expr = sympy.sympify(expr)
     if digits is not None:
         expr = rounded(expr)
     symnames = {s: S.latex_name(s) for s in expr.free_symbols if S.is_hardware_symbol(s)}

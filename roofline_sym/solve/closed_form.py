@@ -22,6 +22,7 @@ import numpy as np
 import sympy
 
 from .. import symbols as S
+from ..validate import InputTypeError, choice, show, unknown_name
 from ..model.term import REGIMES, Term, TermId
 from .piecewise import solve_piecewise
 from .problem import Pieces, Problem
@@ -189,13 +190,16 @@ def _regime_request(regime: Any) -> dict[tuple[str, ...], str]:
     """The user's ``{term name or dotted prefix: regime}``, keys split into parts
     and checked."""
     if regime is not None and not isinstance(regime, Mapping):
-        raise ValueError("regime must be a mapping such as {'lowp.cast': 'memory', "
-                         "'gemm': 'compute'} (keys: term names or dotted prefixes)")
+        raise InputTypeError("regime must be a mapping such as {'lowp.cast': 'memory', "
+                             "'gemm': 'compute'} (keys: term names or dotted prefixes), "
+                             f"not {show(regime)}")
     out = {}
     for key, want in (regime or {}).items():
-        if want not in REGIMES:
-            raise ValueError(f"regime {key!r}: {want!r} is not one of {', '.join(REGIMES)}")
-        out[tuple(str(key).split("."))] = want
+        if not isinstance(key, str):
+            raise InputTypeError(f"regime keys are term names or dotted prefixes, not "
+                                 f"{show(key)}")
+        choice(want, REGIMES, f"regime for {key}:")
+        out[tuple(key.split("."))] = want
     return out
 
 
@@ -204,8 +208,8 @@ def _check_regime(request: Mapping[tuple[str, ...], str], terms) -> None:
     for key, want in request.items():
         hit = [t for t in terms if _requested(t.id, {key: want})]
         if not hit:
-            raise ValueError(f"regime key {'.'.join(key)!r} matches no term; terms: "
-                             f"{', '.join(t.name for t in terms)}")
+            raise unknown_name("regime key (matches no term)", ".".join(key),
+                               [t.name for t in terms])
         if not any(want in dict(t.pieces) for t in hit):
             raise ValueError(f"regime {'.'.join(key)!r}: no matching term can be {want}-bound")
 

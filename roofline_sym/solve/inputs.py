@@ -20,11 +20,14 @@ import numpy as np
 import sympy
 
 from .. import symbols as S
-from ..validate import SHAPE_MAX
+from ..validate import (SHAPE_MAX, InputTypeError, check_range, expression, show, symbol_kind,
+                        unknown_name)
 
 __all__ = ["SHAPES", "variable", "rationalize", "exact", "ray", "fixed_values"]
 
 SHAPES = {"M": S.M, "K": S.K, "N": S.N}
+# a ray M, K, N = polynomials in x: D is then of degree <= 3 * this
+MAX_RAY_DEGREE = 4
 
 
 def variable(solve_for: Any) -> sympy.Symbol:
@@ -33,15 +36,19 @@ def variable(solve_for: Any) -> sympy.Symbol:
         if solve_for in S.SHAPE_SYMBOLS or S.is_hardware_symbol(solve_for):
             return solve_for
         raise ValueError(f"cannot solve for {solve_for}: use M, K, N or a hardware symbol")
-    if isinstance(solve_for, str):
-        if solve_for in SHAPES:
-            return SHAPES[solve_for]
-        try:
-            return S.hardware_symbol(solve_for)
-        except ValueError:
-            pass
-    raise ValueError(f"unknown variable {solve_for!r}: solve for M, K, N or a hardware "
-                     "symbol (BW, eta_mem, t_launch, P_fp8, eta_fp8, ...)")
+    if not isinstance(solve_for, str):
+        raise InputTypeError(f"the variable must be a name such as 'M' or 'BW' (or a symbol), "
+                             f"not {type(solve_for).__name__} {show(solve_for)}")
+    if solve_for in SHAPES:
+        return SHAPES[solve_for]
+    try:
+        return S.hardware_symbol(solve_for)
+    except ValueError:
+        pass
+    names = [*SHAPES, "BW", "eta_mem", "t_launch",
+             *(f"{k}_{d}" for k in ("P", "eta") for d in ("bf16", "fp16", "fp8", "fp4"))]
+    raise unknown_name("variable", solve_for, names,
+                       extra=": solve for M, K, N or a hardware symbol")
 
 
 def rationalize(expr: sympy.Expr) -> sympy.Expr:
@@ -50,27 +57,43 @@ def rationalize(expr: sympy.Expr) -> sympy.Expr:
 
 
 def exact(value: Any, name: str) -> sympy.Expr:
-    """A fixed value: a positive finite number (exact) or a SymPy expression."""
+    """A fixed value: a positive finite number (exact) or a SymPy expression; a
+    hardware value (``P_fp8``, ``eta_mem``, ...) within its plausible range."""
+    kind = None if name in SHAPES else symbol_kind(name)
     if isinstance(value, sympy.Basic):
+        if not isinstance(value, sympy.Expr):
+            raise InputTypeError(f"{name} must be a number or a SymPy expression, got "
+                                 f"{show(value)}")
         value = rationalize(value)
-        if value.is_number and not (value.is_finite and (
-                value.is_positive or (value.is_zero and S.may_be_zero(name)))):
-            raise ValueError(f"{name} must be positive and finite, got {value}")
+        if value.is_number:
+            zero = value.is_zero and S.may_be_zero(name)
+            if not (value.is_finite and (value.is_positive or zero)):
+                raise ValueError(f"{name} must be positive and finite, got {show(value)}")
+            _check_number(value, name, kind)
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a number or a SymPy expression, got {value!r}")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, np.integer, np.floating)):
+        raise InputTypeError(f"{name} must be a number or a SymPy expression, not "
+                             f"{type(value).__name__} {show(value)}")
     try:
         finite = math.isfinite(float(value))
     except OverflowError:
         finite = False
     if not (finite and (value > 0 or (value == 0 and S.may_be_zero(name)))):
-        raise ValueError(f"{name} must be positive and finite, got {value!r}")
-    if name in SHAPES and value > SHAPE_MAX:
-        raise ValueError(f"{name} = {value!r} is beyond 2**53, where float64 stops counting "
-                         "elements exactly")
+        raise ValueError(f"{name} must be positive and finite, got {show(value)}")
+    _check_number(value, name, kind)
     if isinstance(value, (float, np.floating)):
         return sympy.Rational(repr(float(value)))
     return sympy.Integer(int(value))
+
+
+def _check_number(value: Any, name: str, kind: str | None) -> None:
+    """A shape up to 2**53 (compared exactly), a hardware value within its range."""
+    if name in SHAPES and value > SHAPE_MAX:
+        raise ValueError(f"{name} = {show(value)} is beyond 2**53, where float64 stops "
+                         "counting elements exactly")
+    if kind is not None:
+        check_range(value, name, kind)
 
 
 def ray(along: Any) -> dict[sympy.Symbol, sympy.Expr]:
@@ -80,7 +103,10 @@ def ray(along: Any) -> dict[sympy.Symbol, sympy.Expr]:
             return {S.M: S.x, S.K: S.x, S.N: S.x}
         raise ValueError(f"along={along!r}: use 'cube' or a mapping such as "
                          "{rs.M: rs.x, rs.K: rs.x, rs.N: 4 * rs.x}")
-    if not isinstance(along, Mapping) or not along:
+    if not isinstance(along, Mapping):
+        raise InputTypeError("along must be 'cube' or a non-empty mapping of M, K, N to "
+                             f"expressions in rs.x, not {show(along)}")
+    if not along:
         raise ValueError("along must be 'cube' or a non-empty mapping of M, K, N to "
                          "expressions in rs.x")
     ray = {}
@@ -88,10 +114,10 @@ def ray(along: Any) -> dict[sympy.Symbol, sympy.Expr]:
         sym = SHAPES.get(key, key) if isinstance(key, str) else key
         if sym not in S.SHAPE_SYMBOLS:
             raise ValueError(f"ray key {key!r} is not M, K or N")
-        if isinstance(value, str) or not isinstance(value, (sympy.Basic, int, float)):
-            raise ValueError(f"ray value for {sym} must be a SymPy expression in rs.x "
-                             f"or a number, got {value!r}")
-        expr = rationalize(sympy.sympify(value))
+        if isinstance(value, (str, bool)) or not isinstance(value, (sympy.Basic, int, float)):
+            raise InputTypeError(f"ray value for {sym} must be a SymPy expression in rs.x "
+                                 f"or a number, got {show(value)}")
+        expr = rationalize(expression(value, f"ray value for {sym}"))
         poly = None
         if expr.free_symbols <= {S.x}:
             try:
@@ -99,8 +125,11 @@ def ray(along: Any) -> dict[sympy.Symbol, sympy.Expr]:
             except sympy.PolynomialError:
                 poly = None
         if poly is None or poly.is_zero or any(c < 0 for c in poly.coeffs()):
-            raise ValueError(f"ray {sym} = {value} is not positive for every x > 0: use "
-                             "a polynomial in rs.x with non-negative coefficients")
+            raise ValueError(f"ray {sym} = {show(value)} is not positive for every x > 0: "
+                             "use a polynomial in rs.x with non-negative coefficients")
+        if poly.degree() > MAX_RAY_DEGREE:
+            raise ValueError(f"ray {sym} = {show(value)}: degree {poly.degree()} in rs.x; at "
+                             f"most {MAX_RAY_DEGREE}")
         ray[sym] = expr
     if not any(e.has(S.x) for e in ray.values()):
         raise ValueError("the ray does not depend on rs.x: nothing to solve")
@@ -114,8 +143,14 @@ def fixed_values(values: Mapping, usable: set, what: str) -> dict[sympy.Symbol, 
     Hardware *symbols* the model does not use are skipped, so a whole
     ``hw.parameters`` mapping can be passed (an fp8 model ignores ``P_fp4``).
     """
+    if not isinstance(values, Mapping):
+        raise InputTypeError(f"values must be a mapping of symbols or names to numbers, not "
+                             f"{type(values).__name__} {show(values)}")
     out = {}
     for key, value in values.items():
+        if not isinstance(key, (str, sympy.Symbol)):
+            raise InputTypeError(f"{show(key)} is not a symbol or a name (use rs.M, rs.K, "
+                                 "rs.N or hardware names such as 'BW')")
         sym = variable(key) if isinstance(key, str) else key
         if sym not in usable and not isinstance(key, str) and S.is_hardware_symbol(sym):
             continue

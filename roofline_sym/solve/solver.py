@@ -19,6 +19,7 @@ from typing import Any, Mapping
 from .. import symbols as S
 from ..devices import hardware as lookup_hardware
 from ..model.linear import Linear
+from ..validate import InputTypeError, show
 from .closed_form import SymbolicBreakEven, solve
 from .inputs import SHAPES, fixed_values, ray, variable
 from .piecewise import NumericBreakEven
@@ -47,7 +48,8 @@ def breakeven(model: Linear, solve_for: Any = None, along: Any = None, *,
     True
     """
     if not isinstance(model, Linear):
-        raise ValueError(f"breakeven needs a model from rs.linear(), got {type(model).__name__}")
+        raise InputTypeError(f"breakeven needs a model from rs.linear(), not "
+                             f"{type(model).__name__} {show(model)}")
     if along is not None and solve_for is not None:
         raise ValueError("give either solve_for or along, not both")
     if hardware is not None and model.hardware is not None:
