@@ -21,7 +21,7 @@ Traceback (most recent call last):
 ValueError: --at K: '2**10' is not a number
 >>> parse_number("9007199254740993", "M", limit=SHAPE_MAX)
 Traceback (most recent call last):
-ValueError: M: '9007199254740993' must be positive finite, up to 2**53
+ValueError: M: '9007199254740993' is beyond 2**53; expected a positive finite number up to 2**53
 >>> positive_array([1024, 4096], "M").tolist()
 [1024.0, 4096.0]
 >>> formula("2*M*K*N / (P_fp8*eta_fp8)")
@@ -132,7 +132,8 @@ def text(value: Any, name: str, *, empty: bool = False) -> str:
 
 
 def unknown_name(what: str, name: Any, known: Iterable[str], *,
-                 error: type[Exception] = ValueError, extra: str = "") -> Exception:
+                 error: type[Exception] = ValueError, extra: str = "",
+                 where: str = "") -> Exception:
     """The error for a name not found: close matches first, then every valid name.
 
     >>> str(unknown_name("recipe", "tensorwse", ["tensorwise", "rowwise"]))
@@ -145,7 +146,7 @@ def unknown_name(what: str, name: Any, known: Iterable[str], *,
         close = difflib.get_close_matches(name.casefold(), list(folded), n=3, cutoff=0.6)
         if close:
             hint = f" (did you mean {', '.join(repr(folded[c]) for c in close)}?)"
-    return error(f"unknown {what} {show(name)}{hint}{extra}; valid: {', '.join(known)}")
+    return error(f"{where}unknown {what} {show(name)}{hint}{extra}; valid: {', '.join(known)}")
 
 
 def choice(value: Any, valid: Sequence[str], what: str) -> str:
@@ -338,19 +339,23 @@ def parse_number(text: str, what: str, *, positive: bool = True, integer: bool =
         value = float(text)
     except ValueError:
         raise ValueError(f"{what}: {show(text)} is not a number") from None
-    bound = "" if limit is None else f", up to {_bound(limit)}"
-    sign = "positive" if positive else "non-negative"
+    expected = (f"expected a {'positive' if positive else 'non-negative'} finite number"
+                + ("" if limit is None else f" up to {_bound(limit)}"))
     mantissa = text.lower().partition("e")[0]
-    if not math.isfinite(value) or (value == 0 and any(ch.isdecimal() and int(ch) != 0
-                                                       for ch in mantissa)):
-        # infinite, NaN, or too small for a float (1e-400): no exact value either
-        raise ValueError(f"{what}: {show(text)} must be {sign} finite{bound}")
+    if not math.isfinite(value):
+        raise ValueError(f"{what}: {show(text)} is not finite; {expected}")
+    if value == 0 and any(ch.isdecimal() and int(ch) != 0 for ch in mantissa):
+        # too small for a float (1e-400): no exact value either
+        raise ValueError(f"{what}: {show(text)} is too small to represent; {expected}")
     try:  # the decimal as written (its exponent is bounded now that the float is finite)
         exact = Fraction(text.strip().replace("_", ""))
     except (ValueError, ZeroDivisionError):
         exact = Fraction(value)
-    if not ((exact > 0 if positive else exact >= 0) and (limit is None or exact <= limit)):
-        raise ValueError(f"{what}: {show(text)} must be {sign} finite{bound}")
+    if not (exact > 0 if positive else exact >= 0):
+        raise ValueError(f"{what}: {show(text)} is not {'positive' if positive else '>= 0'}; "
+                         f"{expected}")
+    if limit is not None and exact > limit:
+        raise ValueError(f"{what}: {show(text)} is beyond {_bound(limit)}; {expected}")
     if integer and exact.denominator != 1:
         raise ValueError(f"{what}: {show(text)} is not an integer")
     if kind is not None and not (value == 0 and not positive):

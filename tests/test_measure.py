@@ -237,12 +237,24 @@ def _sample_text():
      "missing column(s) 'time_s' (line 2 is the header"),
     (lambda t: t.replace("1.2e-05", "fast"), "line 4, column 'time_s': 'fast' is not a number"),
     (lambda t: t.replace("1.2e-05", ""), "line 4, column 'time_s': '' is not a number"),
-    (lambda t: t.replace("1.2e-05", "-1e-5"), "line 4, column 'time_s': '-1e-5' must be positive"),
-    (lambda t: t.replace("1.2e-05", "inf"), "line 4, column 'time_s': 'inf' must be positive"),
+    (lambda t: t.replace("1.2e-05", "-1e-5"), "line 4, column 'time_s': '-1e-5' is not positive"),
+    (lambda t: t.replace("1.2e-05", "inf"), "line 4, column 'time_s': 'inf' is not finite"),
     (lambda t: t.replace("cube,cube-512,512", "cube,cube-512,512.5"),
      "line 4, column 'M': '512.5' is not an integer"),
     (lambda t: t.replace("gemm.bf16.output", "gemm.int8.output"),
      "line 4, column 'component': unknown component 'gemm.int8.output'"),
+    (lambda t: t.replace("cube,cube-512,512", "cube,cube-512,1e300"),
+     "line 4, column 'M': '1e300' is beyond 2**53"),
+    (lambda t: t.replace("cube,cube-512,512", "cube,cube-512,100000000000000000"),
+     "line 4, column 'M': '100000000000000000' is beyond 2**53"),
+    (lambda t: t.replace("cube,cube-512,512", "cube,cube-512,9007199254740993"),
+     "line 4, column 'M': '9007199254740993' is beyond 2**53"),
+    (lambda t: t.replace("1.2e-05", "1e-300"),
+     "line 4, column 'time_s': '1e-300': 1e-300 s is outside [1e-08, 10000] s"),
+    (lambda t: t.replace("1.2e-05", "1e6"), "column 'time_s': '1e6': 1e+06 s is outside"),
+    (lambda t: t.replace("cube,cube-512", "cube,cube\x1b[2J"),
+     "line 4, column 'shape': 'cube\\x1b[2J' contains control characters"),
+    (lambda t: t.replace("1.2e-05", "1\x00"), "line 4, column 'time_s': '1\\x00' is not a number"),
     (lambda t: t.replace("1,micro", "2,micro"), "line 3, column 'schema': '2' is not a supported"),
     (lambda t: t.replace(",2.5e-06", ""), "line 3: 7 fields, but the header has 8"),
     (lambda t: "# nothing\n", "no header row"),
@@ -253,6 +265,15 @@ def test_bad_files_say_which_line_and_column(edit, message):
         parse_csv(edit(_sample_text()), "bad.csv")
     assert str(err.value).startswith("bad.csv: ")
     assert message in str(err.value)
+
+
+def test_a_byte_order_mark_reads_like_none(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_text(_sample_text(), encoding="utf-8-sig")  # the mark before the first comment
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf#")
+    m = ms.read_csv(path)
+    assert len(m) == 2 and m.comments[0] == ms.HEADER_LINE
+    assert len(parse_csv("\ufeff" + _sample_text())) == 2
 
 
 def test_read_csv_of_a_missing_file(tmp_path):

@@ -247,12 +247,13 @@ def test_table_format():
 
 
 def test_table_format_prints_integral_floats_as_integers():
+    # NaN (no value: M of a total over several M) prints as "-", never "nan"
     from roofline_sym.numeric.sweep import Table
 
     t = Table({"M": np.array([16384.0, 1e15, 2.5e15, 1.0]),
                "x": np.array([0.123456, math.nan, -3.0, 123456.7])})
     rows = [line.split() for line in t.format().splitlines()]
-    assert rows[1:] == [["16384", "0.1235"], ["1e+15", "nan"], ["2.5e+15", "-3"],
+    assert rows[1:] == [["16384", "0.1235"], ["1e+15", "-"], ["2.5e+15", "-3"],
                         ["1", "1.235e+05"]]
     text = sweep(_model(), grid(16384, 8192, 28672)).format(["M", "K", "N"])
     assert text.splitlines()[1].split() == ["16384", "8192", "28672"]

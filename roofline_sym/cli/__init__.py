@@ -17,10 +17,11 @@ import argparse
 import os
 import sys
 import warnings
-from typing import Sequence
+from typing import Any, Sequence
 
 from .._version import version
 from ..devices import HardwareError
+from ..validate import escape
 from . import (cmd_breakeven, cmd_default, cmd_eval, cmd_fidelity, cmd_formula, cmd_hardware,
                cmd_measure, cmd_plot, cmd_recipes, cmd_sweep, completion)
 from .common import Parser, UserError
@@ -88,7 +89,32 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"roofline-sym: warning: {message}", file=sys.stderr)
 
 
+class _Escaping:
+    """A text stream that writes control characters as escapes (``\\x1b``):
+    names and text from files are echoed as text, never acted on by the terminal.
+    ``unescaped`` is the stream itself, for the progress line's own ``\\r``."""
+
+    def __init__(self, stream: Any) -> None:
+        self.unescaped = stream
+
+    def write(self, text: str) -> int:
+        return self.unescaped.write(escape(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.unescaped, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; every user error is one line on stderr and exit code 2."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Escaping(sys.stdout), _Escaping(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     warnings.showwarning = _one_line_warning
     try:
@@ -104,6 +130,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UserError, ValueError, LookupError, HardwareError, OSError, RuntimeError,
             ArithmeticError) as exc:
         msg = exc.args[0] if isinstance(exc, LookupError) and exc.args else exc
-        print(f"roofline-sym: error: {msg}", file=sys.stderr)
+        print(f"roofline-sym: error: {_one_line(str(msg))}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print("roofline-sym: error: out of memory; ask for fewer shapes, GPUs or recipes",
+              file=sys.stderr)
+        return 2
+
+
+def _one_line(text: str) -> str:
+    """A message as one line (a file's own error text may span several)."""
+    return " ".join(text.split("\n"))
 

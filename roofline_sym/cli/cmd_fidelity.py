@@ -49,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--heldout goes with --published")
     if not args.file:
         raise ValueError("give a measurement file (FILE.csv) or --published")
+    if args.size_dependent and (args.no_calibrate or args.calibrated):
+        raise common.UserError("--size-dependent shapes a new fit; it does not apply with "
+                               f"{'--no-calibrate' if args.no_calibrate else '--calibrated'}")
     ds = common.hardware_dataset(args)
     hw = ds.get(args.gpu[0]) if args.gpu else (next(iter(ds)) if args.hardware_file else None)
     calibrated: Any = args.calibrated or not args.no_calibrate

@@ -9,6 +9,7 @@ from ..model.linear import linear
 from ..output import latex, latex_preamble, names, term_name
 from ..output.layout import width_pt
 from ..solve import breakeven
+from ..validate import unknown_name
 from . import common
 from .common import UserError
 
@@ -49,8 +50,12 @@ def run(args: argparse.Namespace) -> int:
     if args.latex:
         width_pt(args.width)  # a bad width fails before anything is solved
     paper = {"width": args.width, "digits": args.digits}
-    if args.breakeven and args.term:
-        raise UserError("give either --breakeven or --term, not both")
+    given = [flag for flag, on in (("--breakeven", args.breakeven), ("--term", args.term),
+                                   ("--breakdown", args.breakdown)) if on]
+    if len(given) > 1:
+        raise UserError(f"give one of {', '.join(given)}, not several")
+    if args.at and not args.breakeven:
+        raise UserError("--at fixes dimensions of the break-even: it needs --breakeven")
     if len(args.recipe or []) > 1 or len(args.gpu or []) > 1:
         raise UserError("formula shows one model: give at most one --recipe and one --gpu")
     name = (args.recipe or ["tensorwise"])[0]
@@ -68,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.term:
         if args.term not in model.breakdown:
-            raise UserError(f"no term {args.term!r} in {name}; terms: "
-                            f"{', '.join(model.breakdown)}")
+            raise UserError(str(unknown_name("term", args.term, model.breakdown,
+                                             where=f"recipe {name}: ")))
         exprs = {args.term: model.breakdown[args.term]}
     elif args.breakdown:
         exprs = model.breakdown

@@ -28,20 +28,35 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shapes", metavar="NAME|FILE",
                    help=f"shape set ({', '.join(list_shape_sets())}) or a .csv/.json "
                         "file of M,K,N rows")
-    p.add_argument("-M", type=float, help="tokens per batch for model shape sets")
+    p.add_argument("-M", type=common.dimension, help="tokens per batch for model shape sets")
     p.add_argument("--total", action="store_true",
                    help="one count-weighted total per model and shape set")
     p.add_argument("-o", "--output", metavar="FILE", help="write CSV/JSON to FILE")
-    p.add_argument("--max-rows", type=common.count, default=60, help="rows shown as text")
+    p.add_argument("--max-rows", type=common.count, help="rows shown as text (default 60)")
     common.output_options(p)
 
 
 def _progress(done: int, total_rows: int) -> None:
+    # the stream itself: the CLI escapes control characters, this line's \r is its own
+    stream = getattr(sys.stderr, "unescaped", sys.stderr)
     print(f"\rsweep: {done}/{total_rows} rows ({100 * done / total_rows:.0f}%)",
-          end="" if sys.stderr.isatty() else "\n", file=sys.stderr)
+          end="" if stream.isatty() else "\n", file=stream)
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Options that contradict each other are refused, not silently resolved."""
+    suffix = Path(args.output).suffix.lower() if args.output else ""
+    for flag, fmt in (("--csv", args.csv), ("--json", args.json)):
+        if fmt and suffix in (".csv", ".json") and suffix != flag.replace("--", "."):
+            raise UserError(f"{flag} with -o {args.output}: the file name says {suffix[1:]}; "
+                            "give one format")
+    if args.max_rows is not None and (args.csv or args.json or args.output):
+        raise UserError("--max-rows limits the rows shown as text; CSV and JSON output hold "
+                        "every row")
 
 
 def run(args: argparse.Namespace) -> int:
+    _check(args)
     if args.shapes is None:
         raise UserError("--shapes is required: a shape-set name (see `roofline-sym sweep "
                         "--list`) or a CSV/JSON file of M,K,N rows")
@@ -71,5 +86,5 @@ def run(args: argparse.Namespace) -> int:
                 if args.total else ["gpu", "recipe", "name", "M", "K", "N", "speedup",
                                     "lowp_gemm_regime", "lowp_overhead_regime"])
         print(f"{models[0].mode}; {table.caption}")
-        print(table.format(cols, max_rows=args.max_rows))
+        print(table.format(cols, max_rows=60 if args.max_rows is None else args.max_rows))
     return 0

@@ -27,9 +27,9 @@ from ..model.recipes import MODES, list_recipes
 from ..model.workloads import list_workloads
 from ..numeric.sweep import model_grid
 from ..numeric.table import export_rows
-from ..validate import SHAPE_MAX, parse_number
+from ..validate import SHAPE_MAX, parse_number, show
 
-__all__ = ["UserError", "Parser", "DEFAULT_GPU", "parse_shape", "parse_at", "count",
+__all__ = ["UserError", "Parser", "DEFAULT_GPU", "parse_shape", "parse_at", "count", "dimension",
            "hardware_options", "model_options", "output_options", "gpus", "recipes",
            "models", "hardware_dataset", "emit"]
 
@@ -49,26 +49,34 @@ class Parser(argparse.ArgumentParser):
 
 # -- numbers (parsed, never evaluated) ---------------------------------------------
 def _number(text: str, what: str) -> float:
-    """A shape dimension: a positive finite number up to 2**53."""
+    """A shape dimension of a real layer: a whole number from 1 to 2**53."""
     try:
-        return parse_number(text, what, limit=SHAPE_MAX)
+        return parse_number(text, what, integer=True, limit=SHAPE_MAX)
     except ValueError as exc:
         raise UserError(str(exc)) from None
 
 
+def dimension(text: str) -> float:
+    """An argparse type: a shape dimension (``-M 16384``), parsed, never evaluated."""
+    try:
+        return parse_number(text, "dimension", integer=True, limit=SHAPE_MAX)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("dimension: ")) from None
+
+
 def parse_shape(text: str) -> tuple[float, float, float]:
-    """``"M,K,N"`` as three positive finite numbers up to 2**53."""
+    """``"M,K,N"`` as three whole numbers from 1 to 2**53 (a real layer)."""
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != 3:
-        raise UserError(f"--shape {text!r}: expected three numbers M,K,N, got {len(parts)}; "
+        raise UserError(f"--shape {show(text)}: expected three numbers M,K,N, got {len(parts)}; "
                         "write e.g. --shape 8192,8192,8192")
     try:
         values = tuple(float(p) for p in parts)
     except ValueError:
-        raise UserError(f"--shape {text!r}: not numbers; write e.g. --shape 8192,8192,8192") \
-            from None
+        raise UserError(f"--shape {show(text)}: not numbers; write e.g. --shape "
+                        "8192,8192,8192") from None
     for dim, part in zip("MKN", parts):
-        _number(part, f"--shape {text!r}, {dim}")
+        _number(part, f"--shape {show(text)}, {dim}")
     return values
 
 
@@ -90,11 +98,11 @@ def parse_at(items: Sequence[str]) -> dict[str, float]:
         for pair in item.split(","):
             name, eq, value = pair.partition("=")
             if not eq or not name.strip():
-                raise UserError(f"--at {item!r}: expected NAME=NUMBER pairs, e.g. "
+                raise UserError(f"--at {show(item)}: expected NAME=NUMBER pairs, e.g. "
                                 "--at K=8192,N=8192")
             if name.strip() in out:
-                raise UserError(f"--at: {name.strip()} given twice")
-            out[name.strip()] = _number(value.strip(), f"--at {name.strip()}")
+                raise UserError(f"--at: {show(name.strip())} given twice")
+            out[name.strip()] = _number(value.strip(), f"--at {show(name.strip())}")
     return out
 
 
@@ -201,7 +209,8 @@ def emit(rows: list[dict], args: argparse.Namespace, text: Callable[[], None]) -
         writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else [],
                                 lineterminator="\n")
         writer.writeheader()
-        writer.writerows({k: ";".join(map(str, v)) if isinstance(v, (list, tuple)) else v
+        writer.writerows({k: ";".join(map(str, v)) if isinstance(v, (list, tuple)) else
+                          "" if _finite(v) is None else v  # NaN / inf: an empty cell
                           for k, v in row.items()} for row in rows)
     else:
         text()

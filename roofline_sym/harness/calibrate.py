@@ -375,7 +375,7 @@ def fit(measurements: Measurements | str | os.PathLike, base: Hardware | str | N
             break
         for i in over:
             limit = "bandwidth" if names[i] == "eta_mem" else "peak"
-            msg = (f"{names[i]} fitted to {math.exp(x[i]):.3f} > 1 (faster than "
+            msg = (f"{names[i]} fitted to {math.exp(x[i]):.4g} > 1 (faster than "
                    f"{base.name}'s {limit} allows): clipped to 1, the other values refitted")
             warnings.warn(msg, stacklevel=2)
             notes.append(msg)

@@ -26,7 +26,8 @@ from typing import Any, Iterable, Mapping, TextIO
 
 import numpy as np
 
-from ..validate import parse_number
+from ..validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, check_size, has_control,
+                        parse_number, show, unknown_name)
 from .components import _COMPONENT_SET, COMPONENTS, Case, costs
 
 __all__ = [
@@ -65,9 +66,34 @@ COLUMNS = (
     "sm_clock_mhz", "mem_clock_mhz",  # read after the op was timed, when readable
 )
 REQUIRED_COLUMNS = ("component", "M", "K", "N", "time_s")
-_INT_COLUMNS = ("M", "K", "N", "repeats")
-_FLOAT_COLUMNS = ("bytes", "flops", "time_s", "time_min_s", "time_max_s",
-                  "sm_clock_mhz", "mem_clock_mhz")
+
+
+@dataclass(frozen=True)
+class _Column:
+    """What a numeric column may hold: a whole number (``integer``) up to
+    ``limit``, a value > 0 (``positive``, else >= 0), within ``RANGES[kind]``."""
+
+    integer: bool = False
+    limit: float | None = None
+    positive: bool = True
+    kind: str | None = None
+
+
+# numeric columns, checked per cell: shapes are whole and within the shape limit,
+# times within a sane band of a kernel's time (validate.RANGES["time"])
+NUMERIC_COLUMNS = {
+    "M": _Column(integer=True, limit=SHAPE_MAX),
+    "K": _Column(integer=True, limit=SHAPE_MAX),
+    "N": _Column(integer=True, limit=SHAPE_MAX),
+    "repeats": _Column(integer=True, limit=1e9),
+    "time_s": _Column(kind="time"),
+    "time_min_s": _Column(kind="time"),
+    "time_max_s": _Column(kind="time"),
+    "bytes": _Column(positive=False, limit=1e18),
+    "flops": _Column(positive=False, limit=1e24),
+    "sm_clock_mhz": _Column(limit=1e5),
+    "mem_clock_mhz": _Column(limit=1e5),
+}
 
 
 # -- writing and reading ---------------------------------------------------------------
@@ -209,8 +235,8 @@ class Measurements:
 def read_csv(path: str | os.PathLike) -> Measurements:
     """Read and validate a measurement CSV; errors name the file, line and column."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # a byte-order mark (Excel writes one) reads like none
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: cannot read measurement file ({exc})") from None
     return parse_csv(text, str(path))
@@ -218,6 +244,9 @@ def read_csv(path: str | os.PathLike) -> Measurements:
 
 def parse_csv(text: str, source: str = "<memory>") -> Measurements:
     """Parse measurement CSV text (see ``read_csv``)."""
+    if not isinstance(text, str):
+        raise InputTypeError(f"parse_csv takes the file's text, not {type(text).__name__}")
+    text = text.removeprefix("\ufeff")
     comments, lines = [], []
     for number, line in enumerate(text.splitlines(), start=1):
         if line.lstrip().startswith("#"):
@@ -226,7 +255,13 @@ def parse_csv(text: str, source: str = "<memory>") -> Measurements:
             lines.append((number, line))
     if not lines:
         raise ValueError(f"{source}: no header row (expected columns {', '.join(COLUMNS)})")
-    records = list(csv.reader([line for _, line in lines]))
+    check_size(len(lines), source, MAX_ROWS)
+    reader = csv.reader([line for _, line in lines])
+    try:
+        records = list(reader)
+    except csv.Error as exc:  # a NUL byte, a field beyond the csv module's limit
+        number = lines[min(reader.line_num, len(lines)) - 1][0]
+        raise ValueError(f"{source}: line {number}: not valid CSV ({exc})") from None
     header = [h.strip() for h in records[0]]
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
@@ -248,12 +283,16 @@ def parse_csv(text: str, source: str = "<memory>") -> Measurements:
             raise ValueError(f"{where}, column 'schema': {row['schema']!r} is not a supported "
                              f"schema (this roofline_sym reads schema {SCHEMA})")
         if row["component"] not in _COMPONENT_SET:
-            raise ValueError(f"{where}, column 'component': unknown component "
-                             f"{row['component']!r}; known: {', '.join(COMPONENTS)}")
-        for c in _FLOAT_COLUMNS + _INT_COLUMNS:
+            raise unknown_name("component", row["component"], COMPONENTS,
+                               where=f"{where}, column 'component': ")
+        for c, rule in NUMERIC_COLUMNS.items():
             if c in row and (row[c] or c in REQUIRED_COLUMNS):
-                parse_number(row[c], f"{where}, column {c!r}", integer=c in _INT_COLUMNS,
-                             positive=c in REQUIRED_COLUMNS)
+                parse_number(row[c], f"{where}, column {c!r}", integer=rule.integer,
+                             positive=rule.positive, limit=rule.limit, kind=rule.kind)
+        for c in ("gpu", "shape", "shape_set", "torch", "cuda"):
+            if has_control(row.get(c, "")):
+                raise ValueError(f"{where}, column {c!r}: {show(row[c])} contains control "
+                                 "characters")
         cases.append(Case(row["component"], int(float(row["M"])), int(float(row["K"])),
                           int(float(row["N"])), row.get("shape", ""), row.get("shape_set", "")))
         times.append(float(row["time_s"]))

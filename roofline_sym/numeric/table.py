@@ -212,8 +212,11 @@ def _whole(arr: np.ndarray) -> bool:
 
 def _cell(v: Any) -> str:
     """A float as an integer when it is one (below 1e15: M = 16384 as 16384,
-    not 1.638e+04), else to 4 significant digits; other values as str."""
+    not 1.638e+04), else to 4 significant digits, ``-`` where there is none
+    (NaN); other values as str."""
     if isinstance(v, float):
+        if not math.isfinite(v):
+            return "-"  # no value (a total over rows of several M): never "nan"
         if v.is_integer() and abs(v) < 1e15:
             return str(int(v))
         return f"{v:.4g}"
