@@ -67,10 +67,9 @@ def _shapes_at(ray, values):
     return fixed["M"], fixed["K"], fixed["N"]
 
 
-def _aligned_times(model, ray, value):
-    """Both times at a float root, exactly, with the floor/ceiling terms that
-    depend on the solved variable replaced by their argument: the solver's
-    block-aligned assumption.  Floors of fixed dimensions stay exact."""
+def _times(model, ray, value):
+    """Both times at a float root, exactly (60 digits), block-scale floors and
+    ceilings included."""
     kind, spec = ray
     if kind == "along":
         a, b, c = (1, 1, 1) if spec == "cube" else spec
@@ -83,9 +82,7 @@ def _aligned_times(model, ray, value):
 
     def at(expr):
         expr = expr.xreplace(fixed).xreplace(moving)
-        steps = [a for a in expr.atoms(sympy.floor, sympy.ceiling) if a.has(x)]
-        expr = expr.xreplace({a: a.args[0] for a in steps})
-        return float(expr.xreplace({x: sympy.Float(value, 30)}))
+        return float(expr.xreplace({x: sympy.Float(value, 60)}))
 
     return at(model.baseline_time), at(model.lowp_time)
 
@@ -97,23 +94,19 @@ def test_roots_equalize_and_faster_matches_dense_scan(config, fuse, ray):
     model = bound(preset, mode, recipe, fuse, gpu)
     assume(model is not None)
     be = _solve(model, ray)
-    # 1. every root makes the two times equal (on the aligned model it solved)
+    assert not be.aligned  # block-scale steps are solved exactly, not assumed away
+    # 1. every root makes the two times equal, floors and ceilings as they are
     for r in be.root_values:
-        base, lowp = _aligned_times(model, ray, r)
+        base, lowp = _times(model, ray, r)
         assert base == pytest.approx(lowp, rel=1e-9)
     # 2. `faster` agrees with the sign of speedup - 1 of the model's own evaluate
     grid = np.geomspace(1.0, 2.0 ** 22, 3000)
-    if be.aligned:
-        # the solve assumed block-aligned shapes: scan aligned ones (multiples
-        # of 128 are aligned to every block size: 16, 32, 128)
-        grid = np.unique(np.maximum(np.round(grid / 128), 1) * 128)
     speedup = model.evaluate(*_shapes_at(ray, grid))["speedup"]
     faster = be.is_faster(grid)
-    near_root = np.zeros(grid.shape, dtype=bool)
-    for r in be.root_values:
-        near_root |= np.abs(grid - r) <= 1e-6 * r
-    # exact floors vs the aligned solve can move a sign within ~1e-6 of 1
-    decided = ~near_root & (np.abs(speedup - 1) > (1e-6 if be.aligned else 1e-12))
+    near = np.zeros(grid.shape, dtype=bool)
+    for r in be.crossing_values:
+        near |= np.abs(grid - r) <= 1e-9 * r
+    decided = ~near & (np.abs(speedup - 1) > 1e-12)
     assert np.array_equal(faster[decided], (speedup > 1)[decided])
     # ties (equal times on a whole interval) are never "faster"
     assert not faster[np.abs(speedup - 1) <= 1e-14].any()
@@ -252,15 +245,49 @@ def test_exact_roots():
     assert all(r.is_Rational for r in linear_root)
 
 
-def test_block_aligned_assumption_is_reported():
+def test_block_scale_steps_are_solved_exactly_not_assumed_aligned():
     model = rs.linear("mxfp8", mode="inference", preset="torchao").on("NVIDIA B200")
-    assert rs.breakeven(model, along="cube").aligned
-    assert "block-aligned" in str(rs.breakeven(model, along="cube"))
+    cube = rs.breakeven(model, along="cube")
+    assert not cube.aligned and "block-aligned" not in str(cube)
+    assert "per block-scale step" in cube.method
     # torchao floors (M K + K N) / 32 as a whole, which still depends on M
-    assert rs.breakeven(model, solve_for="M", K=4096, N=4096).aligned
-    # the default model's scales count M * ceil(K / 32): with K fixed, a number
-    default = rs.linear("mxfp8", mode="inference").on("b200")
-    assert not rs.breakeven(default, solve_for="M", K=4000, N=4096).aligned
+    assert not rs.breakeven(model, solve_for="M", K=4096, N=4096).aligned
+    # a closed form in one regime cannot follow the steps: it says it takes
+    # block-aligned shapes
+    unbound = rs.linear("mxfp8", mode="inference", preset="torchao")
+    assert rs.breakeven(unbound, solve_for="M").aligned
+
+
+# RTX 5090 blockwise at K = N = 4096: the block-aligned solve put the root at
+# M = 328.46, where the speedup is 1 - 5e-5; the exact one makes both times equal
+def test_exact_root_where_the_aligned_solve_was_off():
+    model = rs.linear("blockwise").on("rtx 5090")
+    be = rs.breakeven(model, solve_for="M", K=4096, N=4096)
+    (root,) = be.roots
+    assert root.is_Rational and abs(float(root) - 328.4615) > 0.04
+    times = [e.subs({M: root, K: 4096, N: 4096}) for e in (model.baseline_time,
+                                                          model.lowp_time)]
+    assert times[0] == times[1]  # exactly
+    assert float(model.evaluate(float(root), 4096, 4096)["speedup"]) == pytest.approx(1, abs=1e-12)
+
+
+def test_a_step_across_zero_is_reported_not_taken_for_a_root():
+    # GB300, mxfp4_cutlass, K = 1024, N = 2048: at M = 28704 (a multiple of 32)
+    # ceil(M / 32) steps up and low precision goes from faster to slower
+    model = rs.linear("mxfp4_cutlass").on("gb300")
+    be = rs.breakeven(model, solve_for="M", K=1024, N=2048)
+    step = 28704.0
+    assert be.steps == [28704]
+    assert len(be.roots) == 2 and all(abs(float(model.evaluate(float(r), 1024, 2048)
+                                                ["speedup"][()]) - 1) < 1e-12 for r in be.roots)
+    sp = model.evaluate(np.array([step, step + 1e-6]), 1024, 2048)["speedup"]
+    assert sp[0] > 1 > sp[1]
+    assert be.is_faster([step, step + 1e-6]).tolist() == [True, False]  # closed at the step
+    lo, hi = be.root_values
+    assert sympy.Interval(be.roots[0], 28704, True, False).is_subset(be.faster)
+    assert "step at M = 28704" in str(be)
+    assert be.summary()["steps"] == [step]
+    assert be.crossing_values.tolist() == sorted([lo, step, hi])
 
 
 def test_general_ray_and_str():
@@ -436,3 +463,69 @@ def test_numeric_and_symbolic_results_are_two_kinds_of_breakeven():
     cond = symbolic.regime_conditions[0]
     assert symbolic.conditions[0] == (f"{cond.term}: {cond.chosen} >= {cond.other}",
                                       cond.relation)
+
+
+# -- block-scaled recipes: every root exact, against a dense scan --------------------
+def _block_scaled():
+    out = []
+    for preset, gpus in (("default", ("b200", "h100", "mi355x")),
+                         ("torchao", ("NVIDIA B200",))):
+        for mode in rs.MODES:
+            for recipe in rs.list_recipes(mode, preset=preset):
+                model = rs.linear(recipe, mode=mode, preset=preset)
+                if not model.recipe.block_scaled and "blockwise" not in recipe \
+                        and "mx" not in recipe:
+                    continue
+                for gpu in gpus:
+                    hw = rs.hardware(gpu, dataset=rs.PRESETS[preset].dataset)
+                    if model.unsupported_reason(hw) is None:
+                        out.append((preset, mode, recipe, gpu))
+    return out
+
+
+BLOCK_SCALED = _block_scaled()
+EXACT_RAYS = [("along", "cube"), ("M", (1024, 2048)), ("K", (2048, 8192)), ("N", (16384, 1024))]
+
+
+def test_block_scaled_configurations_cover_every_recipe():
+    recipes = {(p, m, r) for p, m, r, _ in BLOCK_SCALED}
+    assert len(recipes) >= 24 and len({g for *_, g in BLOCK_SCALED}) == 4
+
+
+@pytest.mark.parametrize("preset, mode, recipe, gpu", BLOCK_SCALED)
+def test_block_scaled_roots_are_exact(preset, mode, recipe, gpu):
+    model = bound(preset, mode, recipe, False, gpu)
+    grid = np.geomspace(1.0, 2.0 ** 20, 2500)
+    for ray in EXACT_RAYS:
+        be = _solve(model, ray)
+        for r in be.root_values:  # speedup 1 with the counts as they are
+            assert abs(float(model.evaluate(*_shapes_at(ray, r))["speedup"]) - 1) <= 1e-9
+        speedup = model.evaluate(*_shapes_at(ray, grid))["speedup"]
+        near = np.zeros(grid.shape, dtype=bool)
+        for c in be.crossing_values:
+            near |= np.abs(grid - c) <= 1e-9 * c
+        decided = ~near & (np.abs(speedup - 1) > 1e-12)
+        assert np.array_equal(be.is_faster(grid)[decided], (speedup > 1)[decided])
+        # every sign change of the scan lies at a root or a step
+        flips = np.flatnonzero(np.diff(np.sign(speedup[decided] - 1)) != 0)
+        g = grid[decided]
+        for i in flips:
+            assert any(g[i] <= c <= g[i + 1] for c in be.crossing_values)
+
+
+def test_the_sign_at_an_algebraic_point_is_decided_exactly():
+    # GB300 mxfp4_cutlass along the cube: the root is a cube root (a CRootOf); D
+    # vanishes there exactly, which floats cannot tell from 1e-20: the 60-digit
+    # check can
+    from roofline_sym.solve.polynomials import Point
+    from roofline_sym.solve.problem import Problem
+    from roofline_sym.solve.steps import StepModel
+
+    model = rs.linear("mxfp4_cutlass").on("gb300")
+    be = rs.breakeven(model, along="cube")
+    (root,) = be._roots
+    assert root.exact is None and len(root.poly) == 4  # a cube root
+    steps = StepModel.of(Problem.of(model, x, {M: x, K: x, N: x}))
+    assert steps.sign_at(root) == 0
+    assert steps.sign_at(Point(root.value * (1 + 1e-9))) == 1
+    assert steps.sign_at(Point(root.value * (1 - 1e-9))) == -1

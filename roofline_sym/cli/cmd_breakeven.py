@@ -73,8 +73,11 @@ def run(args: argparse.Namespace) -> int:
             first, regime = be.headline()
             print(f"{r['gpu']:<16}{r['recipe']:<34}{first:>11}  {regime:<22}"
                   f"{be.describe_faster()}")
-        if any(r["aligned"] for r in rows):
-            print("(block-scale floors solved on block-aligned shapes)")
+        for r in rows:
+            if r["steps"]:
+                print(f"{r['gpu']} {r['recipe']}: block-scale step(s) at "
+                      f"{', '.join(f'{v:.6g}' for v in r['steps'])}: low precision changes "
+                      "side there without equal times")
         print("regime: C compute-, M memory-, L launch-bound terms of the low-precision side")
 
     common.emit(rows, args, text)

@@ -144,7 +144,7 @@ def sweep(models: Linear | Iterable[Linear], shapes: Any,
     Per row: the seven outputs of ``evaluate`` (identical values), ``faster``
     (low precision strictly faster), the regime holding most of the time of
     each kernel group (``compute``/``memory``/``launch``), and the model's
-    cube break-even ``x*`` (smallest root of ``rs.breakeven(model,
+    cube break-even ``x*`` (smallest root or step of ``rs.breakeven(model,
     along="cube")``, NaN if none) with ``faster_on_cube``: whether the cube
     of the same FLOPs, ``cube_size = (M K N)**(1/3)``, lies where low
     precision is faster.
@@ -246,9 +246,9 @@ def _shape_sets(shapes: Any) -> list[ShapeSet]:
 
 
 def _cube_context(model: Linear) -> tuple[float, Any]:
-    """The model's cube break-even: (smallest root or NaN, the BreakEven)."""
+    """The model's cube break-even: (smallest root or step, or NaN; the BreakEven)."""
     be = breakeven(model, along="cube")
-    roots = be.root_values
+    roots = be.crossing_values  # a block-scale step that crosses counts too
     return (float(roots[0]) if len(roots) else math.nan), be
 
 

@@ -164,6 +164,9 @@ def write_breakeven(p: BreakEvenPieces, *, conditions: bool = True,
         lines.append(rf"{vs} &\approx {_float_tex(value)} && \text{{{_tt(words)}}}")
     if not p.roots:
         lines.append(rf"&\text{{no break-even point in }} {v} > 0")
+    for value in p.steps:
+        lines.append(rf"&\text{{step at }} {v} = {_float_tex(value)} && "
+                     r"\text{block-scale count steps: no equal times}")
     pieces = []
     for lo, hi, kind in p.outcomes:
         if lo == 0 and hi == math.inf:

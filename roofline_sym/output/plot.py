@@ -210,8 +210,9 @@ def breakeven_curve(model, ks: Sequence[float], *, n_ratio: float = 1.0, hw=None
                     ) -> np.ndarray:
     """Break-even M* at each K (with N = n_ratio * K), from the exact solver.
 
-    Returns an array ``(len(ks), r)`` of roots (NaN where a column has fewer
-    than ``r`` roots); ``r`` is the largest number of roots in any column.
+    Returns an array ``(len(ks), r)`` of the values where the speedup crosses 1
+    (roots, and block-scale steps that cross without a root; NaN where a column
+    has fewer than ``r``); ``r`` is the largest number in any column.
 
     >>> import roofline_sym as rs
     >>> m = rs.linear("tensorwise", fuse=True).on("h100")
@@ -225,7 +226,7 @@ def breakeven_curve(model, ks: Sequence[float], *, n_ratio: float = 1.0, hw=None
         k = float(k)
         n = k * n_ratio
         be = solve_breakeven(mb, solve_for="M", K=_clean(k), N=_clean(n))
-        columns.append([float(v) for v in be.root_values])
+        columns.append([float(v) for v in be.crossing_values])  # roots and steps
     width = max((len(c) for c in columns), default=0)
     out = np.full((len(columns), max(width, 1)), np.nan)
     for i, c in enumerate(columns):

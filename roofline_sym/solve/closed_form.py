@@ -242,16 +242,17 @@ def solve_closed_form(problem: Problem, regime: Any = None) -> SymbolicBreakEven
     regimes) where given, else the large-shape one."""
     var = problem.variable
     request = _regime_request(regime)
-    _check_regime(request, [t for t, _ in problem.terms])
+    terms = problem.aligned_terms()  # one regime cannot follow block-scale steps
+    _check_regime(request, [t for t, _ in terms])
     choice, chosen_expr = {}, {}
-    for term, ps in problem.terms:
+    for term, ps in terms:
         want = _requested(term.id, request)
         regimes = dict(ps)
         pick = want if want in regimes else _default_regime(term, ps)
         choice[term.name] = pick
         chosen_expr[term.name] = regimes[pick]
-    base = sympy.Add(*(chosen_expr[t.name] for t, _ in problem.terms if t.side == "baseline"))
-    lowp = sympy.Add(*(chosen_expr[t.name] for t, _ in problem.terms if t.side == "lowp"))
+    base = sympy.Add(*(chosen_expr[t.name] for t, _ in terms if t.side == "baseline"))
+    lowp = sympy.Add(*(chosen_expr[t.name] for t, _ in terms if t.side == "lowp"))
     diff = base - lowp
     expanded = sympy.expand(diff)
     if any(var in sympy.denom(t).free_symbols for t in sympy.Add.make_args(expanded)):
@@ -283,9 +284,9 @@ def solve_closed_form(problem: Problem, regime: Any = None) -> SymbolicBreakEven
     conditions = [RegimeCondition(term.id, choice[term.name], r,
                                   # unevaluated: two numeric pieces stay a relation
                                   sympy.Ge(chosen_expr[term.name], e, evaluate=False))
-                  for term, ps in problem.terms for r, e in ps if r != choice[term.name]]
+                  for term, ps in terms for r, e in ps if r != choice[term.name]]
     return SymbolicBreakEven(var, problem.model, problem.substitution,
-                             "symbolic (closed form in one regime)", problem.aligned,
+                             "symbolic (closed form in one regime)", problem.floors,
                              closed_form=closed, slope=slope, regime_choice=choice,
                              regime_conditions=conditions, difference=diff,
                              regime_request=regime, candidates=candidates)

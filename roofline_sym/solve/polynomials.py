@@ -19,21 +19,56 @@ from typing import Sequence
 import numpy as np
 import sympy
 
-__all__ = ["INF", "Point", "coefficients", "trim", "combine", "horner", "roots_in", "inside"]
+__all__ = ["INF", "Point", "monomials", "coefficients", "trim", "combine", "horner", "exact_value", "sign",
+           "multiply", "roots_in", "inside"]
 
 INF = float("inf")
 
 
-def coefficients(expr: sympy.Expr, var: sympy.Symbol) -> tuple[Fraction, ...] | None:
-    """Coefficients of ``expr`` as a polynomial in ``var``, or None if not one."""
+def monomials(expr: sympy.Expr, gens: Sequence[sympy.Symbol]
+              ) -> dict[tuple[int, ...], Fraction] | None:
+    """``expr`` as ``{exponents of gens: rational coefficient}``, or None where it
+    is not a polynomial in ``gens`` with rational coefficients.  A sum of
+    monomials is read directly (fast: no ``Poly``); anything else through
+    ``sympy.Poly``."""
+    index = {g: i for i, g in enumerate(gens)}
+    out: dict[tuple[int, ...], Fraction] = {}
+    for term in sympy.Add.make_args(expr):
+        coeff, rest = term.as_coeff_Mul()
+        if not coeff.is_Rational:
+            break
+        exps = [0] * len(gens)
+        for factor in sympy.Mul.make_args(rest):
+            base, exp = factor.as_base_exp()
+            if factor is sympy.S.One:
+                continue
+            if base not in index or not (exp.is_Integer and exp > 0):
+                break
+            exps[index[base]] += int(exp)
+        else:
+            key = tuple(exps)
+            out[key] = out.get(key, Fraction(0)) + Fraction(int(coeff.p), int(coeff.q))
+            continue
+        break
+    else:
+        return out
     try:
-        poly = sympy.Poly(expr, var)
+        poly = sympy.Poly(expr, *gens)
     except sympy.PolynomialError:
         return None
     if not poly.domain.is_Numerical or not poly.domain.is_Exact:
         return None
-    coeffs = [sympy.Rational(c) for c in reversed(poly.all_coeffs())]
-    return tuple(Fraction(int(c.p), int(c.q)) for c in coeffs)
+    return {tuple(m): Fraction(int(sympy.Rational(c).p), int(sympy.Rational(c).q))
+            for m, c in poly.terms()}
+
+
+def coefficients(expr: sympy.Expr, var: sympy.Symbol) -> tuple[Fraction, ...] | None:
+    """Coefficients of ``expr`` as a polynomial in ``var``, or None if not one."""
+    terms = monomials(expr, [var])
+    if terms is None:
+        return None
+    degree = max((m[0] for m in terms), default=0)
+    return tuple(terms.get((i,), Fraction(0)) for i in range(degree + 1))
 
 
 def trim(c: Sequence[Fraction]) -> tuple[Fraction, ...]:
@@ -61,6 +96,30 @@ def horner(c: Sequence[float], t: float) -> float:
     return acc
 
 
+def exact_value(c: Sequence[Fraction], t: Fraction) -> Fraction:
+    """The polynomial ``c`` at a rational ``t``, exactly."""
+    acc = Fraction(0)
+    for a in reversed(c):
+        acc = acc * t + a
+    return acc
+
+
+def sign(value: Fraction | float) -> int:
+    return (value > 0) - (value < 0)
+
+
+def multiply(a: Sequence[Fraction], b: Sequence[Fraction]) -> tuple[Fraction, ...]:
+    """The product of two polynomials, trimmed."""
+    if not a or not b:
+        return ()
+    out = [Fraction(0)] * (len(a) + len(b) - 1)
+    for i, x in enumerate(a):
+        if x:
+            for j, y in enumerate(b):
+                out[i + j] += x * y
+    return trim(out)
+
+
 @dataclass(frozen=True)
 class Point:
     """A point on the axis: a float, and the polynomial it is an exact root of."""
@@ -68,6 +127,21 @@ class Point:
     value: float
     poly: tuple[Fraction, ...] = ()
     exact: Fraction | None = None
+
+    @classmethod
+    def rational(cls, r: Fraction) -> "Point":
+        """The point ``r``, exactly."""
+        return cls(float(r), (-r, Fraction(1)), r)
+
+    @property
+    def fraction(self) -> Fraction | None:
+        """The point as a Fraction where it is rational (``exact``, or a float
+        with no polynomial behind it), else None."""
+        if self.exact is not None:
+            return self.exact
+        if not self.poly and self.value != INF:
+            return Fraction(self.value)
+        return None
 
     def sympy(self, var: sympy.Symbol) -> sympy.Expr:
         """The point as an exact SymPy number (the nearest real root of ``poly``)."""

@@ -29,8 +29,9 @@ class BreakEvenPieces:
     """The parts of a break-even result's LaTeX, as numbers, expressions and words.
 
     ``fixed``: the shape values solved at, equal ones together.  Numeric:
-    ``roots`` (value, regime there in words) and ``outcomes``, the positive
-    axis as ``(low, high, "faster" | "slower" | "equal")``.  Symbolic:
+    ``roots`` (value, regime there in words), ``steps`` (where a block-scale
+    step changes the outcome without equal times) and ``outcomes``, the
+    positive axis as ``(low, high, "faster" | "slower" | "equal")``.  Symbolic:
     ``closed_form``, ``slope``, ``regime`` (words) and ``conditions``, one
     ``(lhs, rhs, what, detail, which)`` per regime condition ``lhs >= rhs``.
     """
@@ -41,6 +42,7 @@ class BreakEvenPieces:
     lowp_label: str
     symbolic: bool
     roots: tuple[tuple[float, str], ...] = ()
+    steps: tuple[float, ...] = ()
     outcomes: tuple[tuple[float, float, str], ...] = ()
     closed_form: sympy.Expr | None = None
     slope: sympy.Expr | None = None
