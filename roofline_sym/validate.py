@@ -38,6 +38,7 @@ import contextlib
 import difflib
 import math
 import numbers
+import os
 import re
 import reprlib
 from dataclasses import dataclass
@@ -53,9 +54,9 @@ from . import symbols as S
 __all__ = [
     "SHAPE_MAX", "MAX_ELEMENTS", "MAX_ROWS", "InputTypeError", "Range", "RANGES",
     "FIELD_KINDS", "field_kind", "symbol_kind", "check_range", "hardware_array",
-    "show", "escape", "has_control", "text", "choice", "unknown_name", "count", "parse_number",
-    "positive_array", "broadcast_shape", "check_size", "formula", "expression",
-    "nested_input",
+    "show", "escape", "label", "has_control", "text", "choice", "unknown_name", "items", "count",
+    "parse_number", "positive_array", "positive_number", "broadcast_shape", "check_size", "formula", "expression",
+    "nested_input", "path",
 ]
 
 SHAPE_MAX = 2 ** 53  # beyond it float64 stops counting elements exactly (and 2MKN overflows)
@@ -88,6 +89,13 @@ def escape(text: str) -> str:
     'H100\\x1b[31m'
     """
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def label(text: Any, limit: int = 160) -> str:
+    """A name for a message (a file path, a source): control characters escaped,
+    cut to ``limit`` characters."""
+    text = escape(str(text))
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def has_control(text: str) -> bool:
@@ -158,6 +166,26 @@ def choice(value: Any, valid: Sequence[str], what: str) -> str:
     if value not in valid:
         raise unknown_name(what, value, valid)
     return value
+
+
+def items(value: Any, what: str, kinds: type | tuple[type, ...], limit: int = 10_000) -> list:
+    """One item of ``kinds``, or an iterable of them (at most ``limit``), as a list;
+    checked item by item, so a wrong one stops it at once."""
+    if isinstance(value, kinds):
+        return [value]
+    if isinstance(value, (str, bytes, bytearray, Mapping)) or not isinstance(value, Iterable):
+        raise InputTypeError(f"{what} must be one item or a list of them, not "
+                             f"{_type(value)} {show(value)}")
+    out = []
+    for item in value:
+        if not isinstance(item, kinds):
+            names = [k.__name__ for k in (kinds if isinstance(kinds, tuple) else (kinds,))]
+            raise InputTypeError(f"{what}: {show(item)} is a {_type(item)}; expected "
+                                 f"{' or '.join(names)}")
+        out.append(item)
+        if len(out) > limit:
+            raise ValueError(f"{what}: more than {limit} items")
+    return out
 
 
 def count(value: Any, name: str, *, minimum: int = 0, maximum: int = MAX_ELEMENTS) -> int:
@@ -431,6 +459,14 @@ def positive_array(value: Any, name: str, limit: float = math.inf, *,
     return arr
 
 
+def positive_number(value: Any, name: str, limit: float = math.inf) -> float:
+    """One positive finite real number (``positive_array`` of a scalar) as a float."""
+    arr = positive_array(value, name, limit)
+    if arr.ndim:
+        raise InputTypeError(f"{name} must be one number, not {show(value)}")
+    return float(arr)
+
+
 def _element(value: Any, flat: np.ndarray, i: int, exact: np.ndarray | None = None) -> str:
     shown = exact.reshape(-1)[i] if exact is not None else flat[i]
     shown = shown.item() if isinstance(shown, np.generic) else shown
@@ -592,6 +628,18 @@ def expression(value: Any, name: str = "expression") -> sympy.Basic:
 
 
 # -- files -------------------------------------------------------------------------
+def path(value: Any, what: str = "path") -> str:
+    """A file path (``str`` or ``os.PathLike``) as ``str``; anything else is an
+    ``InputTypeError`` naming ``what``."""
+    if isinstance(value, str) or (hasattr(value, "__fspath__") and not isinstance(value, bytes)):
+        text_path = os.fspath(value)
+        if isinstance(text_path, str) and "\x00" not in text_path:
+            return text_path
+    raise InputTypeError(f"{what} must be a file path (str or os.PathLike), not "
+                         f"{_type(value)} {show(value)}")
+
+
+
 @contextlib.contextmanager
 def nested_input(origin: str, what: str = "file") -> Iterator[None]:
     """Turn a parser's ``RecursionError`` (deeply nested arrays or tables) into a

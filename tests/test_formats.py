@@ -29,7 +29,7 @@ def test_aliases(alias, name):
 
 
 def test_unknown_names_list_known():
-    with pytest.raises(ValueError, match="known: fp32"):
+    with pytest.raises(ValueError, match="valid: fp32"):
         element("fp6")
     with pytest.raises(ValueError, match="tensorwise"):
         scaling("per-channel")

@@ -208,7 +208,7 @@ def test_recipe_names_and_errors():
         rs.linear("tensorwise", gemm_model="x")
     with pytest.raises(ValueError, match="exactly the roles"):
         rs.linear({"input": "dynamic"}, preset="seed")
-    with pytest.raises(ValueError, match="not one of"):
+    with pytest.raises(ValueError, match="unknown scaling for role .weight. .static.; valid: dynamic, delayed"):
         rs.linear({"input": "dynamic", "weight": "static", "grad_output": "dynamic"})
 
 

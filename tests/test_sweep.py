@@ -229,7 +229,7 @@ def test_model_grid_skips_unsupported():
 @pytest.mark.parametrize("models, shapes, message", [
     (rs.linear("tensorwise"), "pow2", "has no hardware"),
     ([], "pow2", "no models"),
-    ("tensorwise", "pow2", "bound Linear"),
+    ("tensorwise", "pow2", "models .bound rs.linear"),
     (None, 42, "shapes must be"),
     (None, {"M": 1, "K": 1}, "lacks"),
     (None, (1, -1, 1), "K must be positive"),

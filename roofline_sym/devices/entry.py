@@ -121,13 +121,14 @@ def _strings(values: Any, field: str) -> tuple[str, ...]:
     """A list of strings as a tuple; a bare string is refused (not split into letters)."""
     if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
         raise _FieldProblem(field, f"expected a list of strings, got {show(values)}")
-    out = tuple(values)
-    for item in out:
+    out = []
+    for item in values:  # item by item: a wrong one stops it at once
         if not isinstance(item, str):
             raise _FieldProblem(field, f"expected a list of strings, got an item {show(item)}")
         if field != "notes" and has_control(item):
             raise _FieldProblem(field, f"{show(item)} contains control characters")
-    return out
+        out.append(item)
+    return tuple(out)
 
 
 @dataclass(frozen=True, eq=False)

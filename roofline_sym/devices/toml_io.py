@@ -24,7 +24,7 @@ import numpy as np
 
 from . import sources as citations
 from .datasets import Dataset
-from ..validate import escape, show
+from ..validate import escape, label as file_label, path as valid_path, show
 from .entry import Hardware, HardwareError
 
 try:
@@ -65,7 +65,7 @@ def toml_name(field_name: str) -> str:
 def parse(data: dict, origin: str, dataset_name: str | None = None) -> Dataset:
     """A validated Dataset from parsed TOML; every error names file, entry and field."""
     def fail(msg: str) -> HardwareError:
-        return HardwareError(f"{origin}: {msg}")
+        return HardwareError(f"{file_label(origin)}: {msg}")
 
     unknown_top = set(data) - {"dataset", "sources", "gpu"}
     if unknown_top:
@@ -153,17 +153,18 @@ def load_hardware(path: str | Path) -> Dataset:
 
     Errors name the file, the entry and the field.
     """
-    path = Path(path)
+    path = Path(valid_path(path, "hardware file"))
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise HardwareError(f"{path}: cannot read hardware file ({exc.strerror})") from None
+        raise HardwareError(f"{file_label(path)}: cannot read hardware file ({exc.strerror})") \
+            from None
     try:  # a byte-order mark (as some editors write) reads like none
         data = tomllib.loads(raw.decode("utf-8-sig"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise HardwareError(f"{path}: not valid TOML ({escape(str(exc))})") from None
+        raise HardwareError(f"{file_label(path)}: not valid TOML ({escape(str(exc))})") from None
     except RecursionError:
-        raise HardwareError(f"{path}: not valid here: arrays or tables nested too deeply") \
+        raise HardwareError(f"{file_label(path)}: arrays or tables nested too deeply to read") \
             from None
     return parse(data, str(path))
 

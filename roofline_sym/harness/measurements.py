@@ -27,7 +27,7 @@ from typing import Any, Iterable, Mapping, TextIO
 import numpy as np
 
 from ..validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, check_size, has_control,
-                        parse_number, show, unknown_name)
+                        label as file_label, parse_number, path as valid_path, show, unknown_name)
 from .components import _COMPONENT_SET, COMPONENTS, Case, costs
 
 __all__ = [
@@ -234,11 +234,14 @@ class Measurements:
 
 def read_csv(path: str | os.PathLike) -> Measurements:
     """Read and validate a measurement CSV; errors name the file, line and column."""
-    path = Path(path)
+    path = Path(valid_path(path, "measurement file"))
     try:  # a byte-order mark (Excel writes one) reads like none
         text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read measurement file ({exc})") from None
+    except OSError as exc:
+        raise ValueError(f"{file_label(path)}: cannot read measurement file ({exc.strerror})") \
+            from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{file_label(path)}: cannot read measurement file ({exc})") from None
     return parse_csv(text, str(path))
 
 
@@ -247,6 +250,7 @@ def parse_csv(text: str, source: str = "<memory>") -> Measurements:
     if not isinstance(text, str):
         raise InputTypeError(f"parse_csv takes the file's text, not {type(text).__name__}")
     text = text.removeprefix("\ufeff")
+    shown = file_label(source)
     comments, lines = [], []
     for number, line in enumerate(text.splitlines(), start=1):
         if line.lstrip().startswith("#"):
@@ -254,28 +258,28 @@ def parse_csv(text: str, source: str = "<memory>") -> Measurements:
         elif line.strip():
             lines.append((number, line))
     if not lines:
-        raise ValueError(f"{source}: no header row (expected columns {', '.join(COLUMNS)})")
-    check_size(len(lines), source, MAX_ROWS)
+        raise ValueError(f"{shown}: no header row (expected columns {', '.join(COLUMNS)})")
+    check_size(len(lines), shown, MAX_ROWS)
     reader = csv.reader([line for _, line in lines])
     try:
         records = list(reader)
     except csv.Error as exc:  # a NUL byte, a field beyond the csv module's limit
         number = lines[min(reader.line_num, len(lines)) - 1][0]
-        raise ValueError(f"{source}: line {number}: not valid CSV ({exc})") from None
+        raise ValueError(f"{shown}: line {number}: not valid CSV ({exc})") from None
     header = [h.strip() for h in records[0]]
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
-        raise ValueError(f"{source}: missing column(s) {', '.join(map(repr, missing))} "
+        raise ValueError(f"{shown}: missing column(s) {', '.join(map(repr, missing))} "
                          f"(line {lines[0][0]} is the header; required: "
                          f"{', '.join(REQUIRED_COLUMNS)})")
     if len(set(header)) != len(header):
-        raise ValueError(f"{source}: line {lines[0][0]}: duplicate column names in the header")
+        raise ValueError(f"{shown}: line {lines[0][0]}: duplicate column names in the header")
     if len(records) == 1:
-        raise ValueError(f"{source}: no measurement rows after the header")
+        raise ValueError(f"{shown}: no measurement rows after the header")
     columns: dict[str, list[str]] = {h: [] for h in header}
     cases, times, numbers = [], [], []
     for (number, _), record in zip(lines[1:], records[1:]):
-        where = f"{source}: line {number}"
+        where = f"{shown}: line {number}"
         if len(record) != len(header):
             raise ValueError(f"{where}: {len(record)} fields, but the header has {len(header)}")
         row = {h: v.strip() for h, v in zip(header, record)}

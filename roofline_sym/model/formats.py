@@ -20,6 +20,8 @@ from typing import Callable
 
 import sympy
 
+from ..validate import InputTypeError, choice, show, unknown_name
+
 __all__ = [
     "ElementFormat",
     "Scaling",
@@ -87,13 +89,12 @@ _ALIASES = {
 
 def element(name: str) -> ElementFormat:
     """Look up an element format by name or common alias (``"e4m3"``, ``"fp4"``)."""
+    if not isinstance(name, str):
+        raise InputTypeError(f"an element format is a name, not {show(name)}")
     key = _ALIASES.get(name.lower(), name.lower())
-    try:
-        return ELEMENTS[key]
-    except KeyError:
-        raise ValueError(
-            f"unknown element format {name!r}; known: {', '.join(ELEMENTS)}"
-        ) from None
+    if key not in ELEMENTS:
+        raise unknown_name("element format", name, [*ELEMENTS, *_ALIASES])
+    return ELEMENTS[key]
 
 
 @dataclass(frozen=True)
@@ -156,9 +157,4 @@ SCALINGS: dict[str, Scaling] = {
 
 def scaling(name: str) -> Scaling:
     """Look up a scaling scheme: tensorwise, rowwise, mx, nvfp4, blockwise_*."""
-    try:
-        return SCALINGS[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown scaling {name!r}; known: {', '.join(SCALINGS)}"
-        ) from None
+    return SCALINGS[choice(name, tuple(SCALINGS), "scaling")]

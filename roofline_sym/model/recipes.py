@@ -470,10 +470,9 @@ def _seed_kernels(scaling_type: str, compile_limits: bool) -> tuple[Kernel, ...]
 def _seed_recipe(per_role: Mapping[str, str], compile_limits: bool) -> Recipe:
     if set(per_role) != set(ROLES):
         raise ValueError(f"a seed recipe mapping needs exactly the roles {list(ROLES)}; "
-                         f"got {sorted(per_role)}")
+                         f"got {sorted(map(str, per_role))}")
     for role, s in per_role.items():
-        if s not in SEED_SCALINGS:
-            raise ValueError(f"role {role!r}: scaling {s!r} is not one of {SEED_SCALINGS}")
+        choice(s, SEED_SCALINGS, f"scaling for role {role!r}")
     kinds = set(per_role.values())
     name = kinds.pop() if len(kinds) == 1 else ",".join(f"{r}={per_role[r]}" for r in ROLES)
     return Recipe(name, "training", F8,

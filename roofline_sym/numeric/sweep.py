@@ -23,12 +23,14 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..devices import MissingHardwareValueError, hardware as get_hardware, list_hardware
+from ..devices import (Hardware, MissingHardwareValueError, hardware as get_hardware,
+                       list_hardware)
 from ..model.linear import OUTPUTS, Linear, linear
 from ..model.presets import describe_models, grouped_options, options as get_options
 from ..model.recipes import list_recipes
 from ..model.term import REGIMES
 from ..solve import breakeven
+from ..validate import MAX_ROWS, InputTypeError, check_size, items, show
 from .frames import to_xarray
 from .shapes import ShapeSet, shape_set
 from .table import Table
@@ -157,20 +159,18 @@ def sweep(models: Linear | Iterable[Linear], shapes: Any,
     >>> res["faster"][:2].tolist(), res["faster_on_cube"][:2].tolist()
     ([False, True], [False, True])
     """
-    if isinstance(models, str):
-        raise ValueError(f"sweep takes bound Linear models (rs.linear(...).on(hw)) or a "
-                         f"list of them, not the string {models!r}")
-    models = [models] if isinstance(models, Linear) else list(models)
+    models = items(models, "sweep: models (bound rs.linear(...).on(hw), or a list of them)",
+                   Linear)
     if not models:
         raise ValueError("no models to sweep")
     for m in models:
-        if not isinstance(m, Linear):
-            raise ValueError(f"sweep takes bound Linear models, got {m!r}")
         if m.hardware is None:
             raise ValueError(f"{m!r} has no hardware: bind one with .on(hw) (or build the "
                              "list with model_grid)")
     sets = _shape_sets(shapes)
     total = len(models) * sum(len(s) for s in sets)
+    check_size(total, f"a sweep of {len(models)} model(s) over {total // len(models)} "
+               "shapes", MAX_ROWS)
     done = 0
     blocks = []
     for model in models:
@@ -205,10 +205,10 @@ def model_grid(recipes: str | Sequence[str] | None = None,
     opts = get_options(preset, **options)
     if groups is not None:
         opts = grouped_options(opts, **options)
-    recipes = list_recipes(mode, opts.recipe_table) if recipes is None else (
-        [recipes] if isinstance(recipes, str) else list(recipes))
-    gpus = (list_hardware(opts.dataset) if hardware is None else
-            [hardware] if isinstance(hardware, str) else list(hardware))
+    recipes = list_recipes(mode, opts.recipe_table) if recipes is None else items(
+        recipes, "recipes", str)
+    gpus = list_hardware(opts.dataset) if hardware is None else items(
+        hardware, "hardware", (str, Hardware))
     out = []
     for r in recipes:
         model = linear(r, mode=mode, fuse=fuse, preset=preset, groups=groups,
@@ -240,9 +240,9 @@ def _shape_sets(shapes: Any) -> list[ShapeSet]:
     if isinstance(shapes, (list, tuple)) and shapes and all(
             isinstance(v, (ShapeSet, str)) for v in shapes):
         return [shape_set(v) for v in shapes]
-    raise ValueError("shapes must be a ShapeSet, a shape-set name, a list of them, an "
-                     "(M, K, N) tuple or a mapping with keys M, K, N; got "
-                     f"{type(shapes).__name__}")
+    raise InputTypeError("shapes must be a ShapeSet, a shape-set name, a list of them, an "
+                         "(M, K, N) tuple or a mapping with keys M, K, N; got "
+                         f"{type(shapes).__name__} {show(shapes)}")
 
 
 def _cube_context(model: Linear) -> tuple[float, Any]:

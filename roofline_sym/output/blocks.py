@@ -22,6 +22,7 @@ from .. import renderers
 from ..model.linear import BreakdownPieces
 from ..model.term import TermId
 from ..solve.result import BreakEvenPieces
+from ..validate import InputTypeError, show
 from .printer import _float_tex, _rm, _tt, equalities, latex, named_totals, star
 from .printer import latex as _latex
 
@@ -101,7 +102,12 @@ def breakdown(model) -> str:
     >>> tex.splitlines()[0], tex.splitlines()[-1]
     ('\\begin{aligned}', '\\end{aligned}')
     """
-    return write_breakdown(model._latex_pieces_())
+    pieces = getattr(model, "_latex_pieces_", None)
+    pieces = pieces() if callable(pieces) else None
+    if not isinstance(pieces, BreakdownPieces):
+        raise InputTypeError(f"breakdown takes a model from rs.linear(), not "
+                             f"{type(model).__name__} {show(model)}")
+    return write_breakdown(pieces)
 
 
 # -- break-even results -------------------------------------------------------------

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -37,6 +38,8 @@ from ..model.presets import describe_models
 from ..model.recipes import gemm_dims, tensor_dims
 from ..model.term import REGIME_LETTERS, REGIMES
 from ..solve import breakeven as solve_breakeven
+from ..validate import (SHAPE_MAX, InputTypeError, choice, count, items as listed,
+                        positive_number, show)
 
 __all__ = [
     "speedup_heatmap",
@@ -121,14 +124,15 @@ def output_format(path) -> str:
     """
     fmt = FORMATS.get(Path(path).suffix.lower())
     if fmt is None:
-        raise ValueError(f"cannot tell the format of {str(path)!r}: use a .png, .svg or "
+        raise ValueError(f"cannot tell the format of {show(str(path))}: use a .png, .svg or "
                          ".pdf file name")
     return fmt
 
 
 def _bound(model, hw=None):
     if not isinstance(model, Linear):
-        raise ValueError(f"expected a model from rs.linear(), got {type(model).__name__}")
+        raise InputTypeError(f"expected a model from rs.linear(), not {type(model).__name__} "
+                             f"{show(model)}")
     if hw is not None:
         if model.hardware is not None:
             raise ValueError(f"the model is already bound to {model.hardware.name}; "
@@ -141,18 +145,27 @@ def _bound(model, hw=None):
 
 
 def _range(value, name: str) -> tuple[float, float]:
-    try:
-        lo, hi = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a pair (low, high) of numbers, got {value!r}") from None
+    if not isinstance(value, (tuple, list)) or len(value) != 2 or not all(
+            isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in value):
+        raise InputTypeError(f"{name} must be a pair (low, high) of numbers, got {show(value)}")
+    lo, hi = (float(v) for v in value)
     if not (0 < lo < hi < math.inf):
-        raise ValueError(f"{name} must satisfy 0 < low < high, got {value!r}")
+        raise ValueError(f"{name} must satisfy 0 < low < high, got {show(value)}")
     return lo, hi
+
+
+# a figure's cells per axis and break-even columns: beyond these nothing more is seen
+MAX_CELLS, MAX_POINTS = 2048, 1024
+
+
+def _points(points: int) -> int:
+    """The number of break-even columns (each one exact solve)."""
+    return count(points, "points", minimum=2, maximum=MAX_POINTS)
 
 
 def _log_grid(lo: float, hi: float, n: int) -> tuple[np.ndarray, np.ndarray]:
     """``n`` cells on a log axis: (edges, geometric centers)."""
-    edges = np.geomspace(lo, hi, n + 1)
+    edges = np.geomspace(lo, hi, count(n, "resolution", minimum=1, maximum=MAX_CELLS) + 1)
     return edges, np.sqrt(edges[:-1] * edges[1:])
 
 
@@ -242,7 +255,7 @@ def _clean(v: float):
 
 def _draw_breakeven(ax, mb, k_lo: float, k_hi: float, points: int, *, n_ratio: float = 1.0,
                     label: str | None = "break-even (solver)", **style) -> list:
-    ks = np.unique(np.round(np.geomspace(k_lo, k_hi, points)))
+    ks = np.unique(np.round(np.geomspace(k_lo, k_hi, _points(points))))
     roots = breakeven_curve(mb, ks, n_ratio=n_ratio)
     lines = []
     for j in range(roots.shape[1]):
@@ -340,7 +353,8 @@ def _labelled(models) -> list[tuple[str, Any]]:
     if isinstance(models, Mapping):
         items = [(str(k), v) for k, v in models.items()]
     else:
-        items = list(models)
+        items = listed(models, "models (bound models: a list, or a mapping of label to model)",
+                       Linear)
         if not items:
             raise ValueError("no models to plot")
         gpus = {m.hardware.name if getattr(m, "hardware", None) else None for m in items}
@@ -370,7 +384,7 @@ def breakeven_curves(models, *, hw=None, k_range=(256, 65536), points: int = 48,
     k_lo, k_hi = _range(k_range, "k_range")
     with style():
         fig, ax = new_axes(width, height, ax)
-        ks = np.unique(np.round(np.geomspace(k_lo, k_hi, points)))
+        ks = np.unique(np.round(np.geomspace(k_lo, k_hi, _points(points))))
         y_lo, y_hi = math.inf, 0.0
         for i, (label, mb) in enumerate(items):
             roots = breakeven_curve(mb, ks, n_ratio=n_ratio)
@@ -445,12 +459,9 @@ def roofline(model, shape=(8192, 8192, 8192), *, hw=None, ax=None, title: str | 
     intensity and are counted in the legend instead.  Returns the Figure.
     """
     mb = _bound(model, hw)
-    try:
-        shape = tuple(float(v) for v in shape)
-    except (TypeError, ValueError):
-        raise ValueError(f"shape must be (M, K, N) numbers, got {shape!r}") from None
-    if len(shape) != 3 or not all(math.isfinite(v) and v > 0 for v in shape):
-        raise ValueError(f"shape must be three positive numbers (M, K, N), got {shape!r}")
+    if not isinstance(shape, (tuple, list)) or len(shape) != 3:
+        raise InputTypeError(f"shape must be (M, K, N) numbers, got {show(shape)}")
+    shape = tuple(positive_number(v, f"shape {d}", SHAPE_MAX) for v, d in zip(shape, "MKN"))
     h = mb.hardware
     bw = float(h.mem_bw) * float(h.mem_efficiency if h.mem_efficiency is not None else 1)
     points = _kernel_points(mb, shape)
@@ -644,11 +655,10 @@ def plot_cli(kind: str, models, out_path, **opts) -> Path:
     """
     funcs = {"heatmap": speedup_heatmap, "curves": breakeven_curves, "roofline": roofline,
              "regimes": regime_map}
-    if kind not in funcs:
-        raise ValueError(f"unknown plot kind {kind!r}; choose from {', '.join(PLOT_KINDS)}")
+    choice(kind, tuple(funcs), "plot kind")
     path = Path(out_path)
     if path.suffix.lower() not in FORMATS:
-        raise ValueError(f"output {str(path)!r}: use a .png, .svg or .pdf file name")
+        raise ValueError(f"output {show(str(path))}: use a .png, .svg or .pdf file name")
     _mpl()
     opts = {k: v for k, v in opts.items() if v is not None}
     if isinstance(models, Linear):

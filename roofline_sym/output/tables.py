@@ -18,6 +18,7 @@ from ..model.recipes import list_recipes
 from ..model.term import RegimeSummary
 from ..solve.result import BreakEven
 from ..solve.solver import breakeven
+from ..validate import InputTypeError, choice, items, show
 from .printer import _tt, equalities, latex, star
 
 __all__ = ["Row", "breakeven_table", "breakeven_rows", "overview"]
@@ -34,6 +35,9 @@ class Row(NamedTuple):
 def _rows(results: Any) -> list[Row]:
     if isinstance(results, BreakEven):
         results = [results]
+    if isinstance(results, (str, bytes)) or not isinstance(results, (Iterable, Mapping)):
+        raise InputTypeError("breakeven_table takes BreakEven results, (recipe, gpu, result) "
+                             f"rows or a mapping {{(recipe, gpu): result}}; got {show(results)}")
     if isinstance(results, Mapping):
         items = []
         for key, be in results.items():
@@ -48,13 +52,15 @@ def _rows(results: Any) -> list[Row]:
         elif isinstance(item, (tuple, list)) and len(item) == 3:
             recipe, gpu, be = item
             if be is not None and not isinstance(be, BreakEven):
-                raise ValueError(f"row {item!r}: the third item must be a BreakEven or None")
+                raise InputTypeError(f"row {show(item)}: the third item must be a BreakEven or "
+                                     "None")
             if gpu is None and be is not None and be.model.hardware is not None:
                 gpu = be.model.hardware.name
             rows.append(Row(str(recipe), "" if gpu is None else str(gpu), be))
         else:
-            raise ValueError("breakeven_table takes BreakEven results, (recipe, gpu, result) "
-                             f"rows or a mapping {{(recipe, gpu): result}}; got {item!r}")
+            raise InputTypeError("breakeven_table takes BreakEven results, (recipe, gpu, "
+                                 "result) rows or a mapping {(recipe, gpu): result}; got "
+                                 f"{show(item)}")
     for r in rows:
         if r.result is not None and r.result.symbolic:
             raise ValueError(f"row {r.recipe}/{r.gpu}: a symbolic result has no numeric "
@@ -147,10 +153,8 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "long") -
     <BLANKLINE>
     *preset torchao, casts not fused, dataset torchao, workload linear*
     """
-    if fmt not in ("latex", "markdown"):
-        raise ValueError(f"fmt must be 'latex' or 'markdown', not {fmt!r}")
-    if layout not in ("long", "grid"):
-        raise ValueError(f"layout must be 'long' or 'grid', not {layout!r}")
+    choice(fmt, ("latex", "markdown"), "table format (fmt)")
+    choice(layout, ("long", "grid"), "table layout")
     rows = _rows(results)
     if not rows:
         raise ValueError("no results to tabulate")
@@ -242,9 +246,9 @@ def breakeven_rows(recipes: Iterable[str], gpus: Iterable[str], *, mode: str = "
     """
     if "solve_for" in solve:
         along = None
-    gpus = list(gpus)
+    gpus = items(gpus, "gpus", (str, Hardware))
     rows = []
-    for name in recipes:
+    for name in items(recipes, "recipes", str):
         model = linear(name, mode=mode, fuse=fuse, preset=preset)
         for gpu in gpus:
             hw = hardware(gpu, dataset=model.options.dataset)

@@ -88,10 +88,12 @@ def exact(value: Any, name: str) -> sympy.Expr:
 
 
 def _check_number(value: Any, name: str, kind: str | None) -> None:
-    """A shape up to 2**53 (compared exactly), a hardware value within its range."""
+    """A shape from 1 to 2**53 (compared exactly), a hardware value within its range."""
     if name in SHAPES and value > SHAPE_MAX:
         raise ValueError(f"{name} = {show(value)} is beyond 2**53, where float64 stops "
                          "counting elements exactly")
+    if name in SHAPES and value < 1:
+        raise ValueError(f"{name} = {show(value)}: a layer's dimension is at least 1")
     if kind is not None:
         check_range(value, name, kind)
 
@@ -101,7 +103,7 @@ def ray(along: Any) -> dict[sympy.Symbol, sympy.Expr]:
     if isinstance(along, str):
         if along == "cube":
             return {S.M: S.x, S.K: S.x, S.N: S.x}
-        raise ValueError(f"along={along!r}: use 'cube' or a mapping such as "
+        raise ValueError(f"along={show(along)}: use 'cube' or a mapping such as "
                          "{rs.M: rs.x, rs.K: rs.x, rs.N: 4 * rs.x}")
     if not isinstance(along, Mapping):
         raise InputTypeError("along must be 'cube' or a non-empty mapping of M, K, N to "
@@ -127,6 +129,9 @@ def ray(along: Any) -> dict[sympy.Symbol, sympy.Expr]:
         if poly is None or poly.is_zero or any(c < 0 for c in poly.coeffs()):
             raise ValueError(f"ray {sym} = {show(value)} is not positive for every x > 0: "
                              "use a polynomial in rs.x with non-negative coefficients")
+        if any(not 2 ** -64 <= c <= 2 ** 64 for c in poly.coeffs()):
+            raise ValueError(f"ray {sym} = {show(value)}: coefficients must lie in "
+                             "2**-64..2**64")
         if poly.degree() > MAX_RAY_DEGREE:
             raise ValueError(f"ray {sym} = {show(value)}: degree {poly.degree()} in rs.x; at "
                              f"most {MAX_RAY_DEGREE}")

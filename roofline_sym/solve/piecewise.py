@@ -34,7 +34,7 @@ import numpy as np
 import sympy
 
 from ..model.term import RegimeSummary
-from ..validate import positive_array
+from ..validate import positive_array, positive_number
 from .polynomials import (INF, Point, coefficients, combine, exact_value, horner, inside,
                           roots_in, sign, trim)
 from .problem import Problem
@@ -251,6 +251,7 @@ class NumericBreakEven(BreakEven):
 
     def regime_at(self, value: float) -> dict[str, str]:
         """The regime of every term at a value of the variable."""
+        value = positive_number(value, "value")
         t = 1 / value if self.inverted else value
         for a, b, reg in self._regimes:
             if a.value <= t <= b.value:
