@@ -41,6 +41,7 @@ import numbers
 import os
 import re
 import reprlib
+import stat
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -55,8 +56,9 @@ __all__ = [
     "SHAPE_MAX", "MAX_ELEMENTS", "MAX_ROWS", "InputTypeError", "Range", "RANGES",
     "FIELD_KINDS", "field_kind", "symbol_kind", "check_range", "hardware_array",
     "show", "escape", "label", "has_control", "text", "choice", "unknown_name", "items", "count",
-    "parse_number", "positive_array", "positive_number", "broadcast_shape", "check_size", "formula", "expression",
-    "nested_input", "path",
+    "parse_number", "positive_array", "positive_number", "broadcast_shape", "check_size",
+    "formula", "expression",
+    "nested_input", "path", "read_text", "MAX_FILE_BYTES",
 ]
 
 SHAPE_MAX = 2 ** 53  # beyond it float64 stops counting elements exactly (and 2MKN overflows)
@@ -537,7 +539,7 @@ def formula(source: str, what: str = "formula") -> sympy.Expr:
     Max(t_launch, 2*K*M/(BW*eta_mem))
     >>> formula("__import__('os').system('true')")
     Traceback (most recent call last):
-    ValueError: formula: a call of __import__(...) is not allowed (only Max, Min, ceiling, ceil, floor)
+    ValueError: formula: a call of __import__('os').system(...) is not allowed (only ...)
     """
     if len(source) > MAX_FORMULA_CHARS:
         raise ValueError(f"{what}: text of {len(source)} characters; at most "
@@ -638,6 +640,36 @@ def path(value: Any, what: str = "path") -> str:
     raise InputTypeError(f"{what} must be a file path (str or os.PathLike), not "
                          f"{_type(value)} {show(value)}")
 
+
+
+# a data file read whole: far beyond any hardware, shape or measurement file
+MAX_FILE_BYTES = 256 * 2 ** 20
+
+
+def read_text(value: Any, what: str) -> tuple[str, str]:
+    """``(path, text)`` of a UTF-8 data file (a byte-order mark reads like none):
+    a regular file of at most ``MAX_FILE_BYTES`` (not a device or a pipe that
+    never ends); errors name the file."""
+    name = path(value, what)
+    shown = label(name)
+    try:
+        info = os.stat(name)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{shown}: cannot read {what} (not a regular file)")
+        if info.st_size > MAX_FILE_BYTES:
+            raise ValueError(f"{shown}: cannot read {what} ({info.st_size} bytes; at most "
+                             f"{MAX_FILE_BYTES})")
+        with open(name, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ValueError(f"{shown}: cannot read {what} ({exc.strerror})") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ValueError(f"{shown}: cannot read {what} (more than {MAX_FILE_BYTES} bytes)")
+    try:
+        return name, raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{shown}: cannot read {what} (not UTF-8 text: {exc.reason} at "
+                         f"byte {exc.start})") from None
 
 
 @contextlib.contextmanager

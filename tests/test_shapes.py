@@ -264,7 +264,7 @@ def test_json_key_given_twice_is_named(tmp_path):
 def test_undecodable_file_is_named(tmp_path):
     p = tmp_path / "latin1.csv"
     p.write_bytes("M,K,N,name\n1,2,3,caf\u00e9\n".encode("latin-1"))
-    with pytest.raises(ValueError, match=r"latin1.csv: not UTF-8 text \('utf-8' codec"):
+    with pytest.raises(ValueError, match=r"latin1.csv: cannot read shape file \(not UTF-8 text: "):
         ShapeSet.from_file(p)
 
 

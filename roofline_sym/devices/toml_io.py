@@ -24,7 +24,8 @@ import numpy as np
 
 from . import sources as citations
 from .datasets import Dataset
-from ..validate import escape, label as file_label, path as valid_path, show
+from ..validate import (InputTypeError, escape, label as file_label, path as valid_path,
+                        read_text, show)
 from .entry import Hardware, HardwareError
 
 try:
@@ -153,27 +154,27 @@ def load_hardware(path: str | Path) -> Dataset:
 
     Errors name the file, the entry and the field.
     """
-    path = Path(valid_path(path, "hardware file"))
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise HardwareError(f"{file_label(path)}: cannot read hardware file ({exc.strerror})") \
-            from None
-    try:  # a byte-order mark (as some editors write) reads like none
-        data = tomllib.loads(raw.decode("utf-8-sig"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise HardwareError(f"{file_label(path)}: not valid TOML ({escape(str(exc))})") from None
+        name, text = read_text(path, "hardware file")
+    except InputTypeError:
+        raise
+    except ValueError as exc:
+        raise HardwareError(str(exc)) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise HardwareError(f"{file_label(name)}: not valid TOML ({escape(str(exc))})") from None
     except RecursionError:
-        raise HardwareError(f"{file_label(path)}: arrays or tables nested too deeply to read") \
+        raise HardwareError(f"{file_label(name)}: arrays or tables nested too deeply to read") \
             from None
-    return parse(data, str(path))
+    return parse(data, name)
 
 
 def cited_sources(path: str | os.PathLike) -> tuple[dict[str, str], list[dict[str, str]]]:
     """A hardware file's sources as written: its ``[sources]`` (key -> citation)
     and each entry's ``[gpu.sources]`` (TOML field -> text citing the keys);
     read after ``load_hardware`` has validated the file."""
-    data = tomllib.loads(Path(path).read_bytes().decode("utf-8-sig"))
+    data = tomllib.loads(read_text(path, "hardware file")[1])
     return dict(data.get("sources", {})), [dict(g.get("sources", {})) for g in data["gpu"]]
 
 
@@ -243,7 +244,11 @@ def write_hardware(text: str, path: str | os.PathLike) -> Path:
     moved to ``path``.  A text that does not load raises ``HardwareError`` and
     leaves no file behind (nor changes an existing one).
     """
-    path = Path(path)
+    path = Path(valid_path(path, "hardware file"))
+    if path.suffix.lower() != ".toml":
+        raise HardwareError(f"{file_label(path)}: a hardware file is written as .toml")
+    if path.exists() and not path.is_file():  # never replace a device, a pipe, a folder
+        raise HardwareError(f"{file_label(path)}: exists and is not a regular file")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "x", encoding="utf-8") as f:

@@ -172,13 +172,14 @@ class Report:
                          "on a GPU ***")
         lines.append(f"before: {self.hardware.name} ({self.hardware.dataset} dataset)")
         if cal is not None:
-            lines.append(f"after:  {cal.hardware.name}, rms log error {cal.rms_log_error:.3f} "
-                         f"over {cal.rows} rows")
+            fitted = (f"rms log error {cal.rms_log_error:.3f} over {cal.rows} rows"
+                      if cal.rows else f"read from {cal.source}, not fitted here")
+            lines.append(f"after:  {cal.hardware.name}, {fitted}")
             before = hardware_values(self.hardware)
             for k, v in cal.values.items():
                 scale, unit = (1e6, " us") if k == "t_launch" else (1.0, "")
-                lines.append(f"  {k:<10} {before.get(k, math.nan) * scale:10.4g} -> "
-                             f"{v * scale:.4g}{unit}")
+                was = f"{before[k] * scale:10.4g}" if k in before else f"{'-':>10}"
+                lines.append(f"  {k:<10} {was} -> {v * scale:.4g}{unit}")
             for d, f0 in cal.flops_half.items():
                 lines.append(f"  F0_{d:<7} {'':>10}    {f0:.3g} FLOP (size-dependent efficiency)")
         lines += [f"note: {n}" for n in self.notes]

@@ -27,7 +27,7 @@ from typing import Any, Iterable, Mapping, TextIO
 import numpy as np
 
 from ..validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, check_size, has_control,
-                        label as file_label, parse_number, path as valid_path, show, unknown_name)
+                        label as file_label, parse_number, read_text, show, unknown_name)
 from .components import _COMPONENT_SET, COMPONENTS, Case, costs
 
 __all__ = [
@@ -234,14 +234,7 @@ class Measurements:
 
 def read_csv(path: str | os.PathLike) -> Measurements:
     """Read and validate a measurement CSV; errors name the file, line and column."""
-    path = Path(valid_path(path, "measurement file"))
-    try:  # a byte-order mark (Excel writes one) reads like none
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise ValueError(f"{file_label(path)}: cannot read measurement file ({exc.strerror})") \
-            from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{file_label(path)}: cannot read measurement file ({exc})") from None
+    path, text = read_text(path, "measurement file")
     return parse_csv(text, str(path))
 
 

@@ -38,7 +38,7 @@ except ModuleNotFoundError:  # Python 3.10
 from ..devices import sources as citations
 from ..validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, broadcast_shape, check_size,
                         escape, has_control, label as file_label, nested_input, parse_number,
-                        path as valid_path,
+                        read_text,
                         positive_array, show, text as valid_text, unknown_name)
 
 __all__ = ["ShapeSet", "shape_set", "list_shape_sets", "grid", "load_shape_sets"]
@@ -147,25 +147,19 @@ class ShapeSet:
         parsed (``int``/``float``), never evaluated; a bad row is a ValueError
         naming the file and the row.
         """
-        path = valid_path(path, "shape file")
-        try:
-            with open(path, encoding="utf-8-sig", newline="") as f:
-                text = f.read()
-        except OSError as exc:
-            raise ValueError(f"{file_label(path)}: cannot read shape file ({exc.strerror})") from None
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{file_label(path)}: not UTF-8 text ({exc})") from None
+        path, text = read_text(path, "shape file")
+        shown = file_label(path)
         suffix = os.path.splitext(path)[1].lower()
         if suffix == ".csv":
-            records = _csv_records(text, path)
+            records = _csv_records(text, shown)
         elif suffix == ".json":
-            records = _json_records(text, path)
+            records = _json_records(text, shown)
         else:
-            raise ValueError(f"{file_label(path)}: unknown shape file type {suffix!r}; use .csv or .json")
+            raise ValueError(f"{shown}: unknown shape file type {show(suffix)}; use .csv or .json")
         if not records:
-            raise ValueError(f"{file_label(path)}: no shapes in the file")
-        check_size(len(records), file_label(path), MAX_ROWS)
-        rows = [_parse_record(rec, f"{file_label(path)}: {where}", suffix == ".csv") for where, rec in records]
+            raise ValueError(f"{shown}: no shapes in the file")
+        check_size(len(records), shown, MAX_ROWS)
+        rows = [_parse_record(rec, f"{shown}: {where}", suffix == ".csv") for where, rec in records]
         label = name or escape(os.path.splitext(os.path.basename(path))[0])
         m, k, n, names, counts = zip(*((r["M"], r["K"], r["N"], r["name"] or str(i), r["count"])
                                        for i, r in enumerate(rows)))
@@ -300,16 +294,11 @@ def grid(M: Any, K: Any, N: Any, name: str = "grid") -> ShapeSet:
 
 def load_shape_sets(path: str | os.PathLike) -> dict[str, ShapeSet]:
     """Every set of a TOML file in the shipped schema, built with its defaults."""
-    path = valid_path(path, "shapes file")
+    path, text = read_text(path, "shapes file")
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as exc:
-        raise ValueError(f"{file_label(path)}: cannot read shapes file ({exc.strerror})") from None
-    try:  # a byte-order mark reads like none
-        with nested_input(path, "shapes file"):
-            data = tomllib.loads(raw.decode("utf-8-sig"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        with nested_input(file_label(path), "shapes file"):
+            data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{file_label(path)}: not valid TOML ({escape(str(exc))})") from None
     return {n: d.build() for n, d in _parse(data, path).items()}
 
@@ -503,28 +492,28 @@ def _csv_records(text: str, path: str) -> list[tuple[str, dict]]:
     try:
         return _csv_rows(reader, path)
     except csv.Error as exc:  # a NUL byte, a field beyond the csv module's limit
-        raise ValueError(f"{file_label(path)}: line {reader.line_num}: not valid CSV ({exc})") from None
+        raise ValueError(f"{path}: line {reader.line_num}: not valid CSV ({exc})") from None
 
 
 def _csv_rows(reader, path: str) -> list[tuple[str, dict]]:
     header = next(reader, None)
     if not header:
-        raise ValueError(f"{file_label(path)}: empty file; expected a header row such as M,K,N,name,count")
+        raise ValueError(f"{path}: empty file; expected a header row such as M,K,N,name,count")
     cols = [c.strip() for c in header]
     unknown = [c for c in cols if c.lower() not in _FILE_COLUMNS]
     if unknown or not {"m", "k", "n"} <= {c.lower() for c in cols}:
-        raise ValueError(f"{file_label(path)}: header {cols!r}: columns must be M, K, N and optionally "
+        raise ValueError(f"{path}: header {show(cols)}: columns must be M, K, N and optionally "
                          "name, count")
     twice = _repeated(cols)
     if twice:
-        raise ValueError(f"{file_label(path)}: header {cols!r}: column {twice!r} appears twice")
+        raise ValueError(f"{path}: header {show(cols)}: column {twice!r} appears twice")
     out = []
     for row in reader:
         if not any(cell.strip() for cell in row):
             continue  # blank line
         where = f"row {len(out) + 1} (line {reader.line_num})"
         if len(row) != len(cols):
-            raise ValueError(f"{file_label(path)}: {where}: {len(row)} fields, header has {len(cols)}")
+            raise ValueError(f"{path}: {where}: {len(row)} fields, header has {len(cols)}")
         out.append((where, {_FILE_COLUMNS[c.lower()]: v for c, v in zip(cols, row)}))
     return out
 
@@ -557,33 +546,33 @@ def _json_records(text: str, path: str) -> list[tuple[str, dict]]:
         with nested_input(path, "JSON"):
             data = json.loads(text, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{file_label(path)}: not valid JSON ({exc})") from None
+        raise ValueError(f"{path}: not valid JSON ({exc})") from None
     except _DuplicateKey as exc:
-        raise ValueError(f"{file_label(path)}: key {exc.args[0]!r} appears twice in an object") from None
+        raise ValueError(f"{path}: key {exc.args[0]!r} appears twice in an object") from None
     if isinstance(data, dict):
         data = data.get("shapes")
     if not isinstance(data, list):
-        raise ValueError(f"{file_label(path)}: expected a list of shapes, or an object with a "
+        raise ValueError(f"{path}: expected a list of shapes, or an object with a "
                          "'shapes' list")
     out = []
     for i, rec in enumerate(data):
         where = f"row {i + 1}"
         if isinstance(rec, list):
             if len(rec) != 3:
-                raise ValueError(f"{file_label(path)}: {where}: expected [M, K, N], got {rec!r}")
+                raise ValueError(f"{path}: {where}: expected [M, K, N], got {show(rec)}")
             rec = dict(zip("MKN", rec))
         elif isinstance(rec, dict):
             unknown = [k for k in rec if str(k).lower() not in _FILE_COLUMNS]
             if unknown:
-                raise ValueError(f"{file_label(path)}: {where}: unknown key(s) {unknown}; keys are "
+                raise ValueError(f"{path}: {where}: unknown key(s) {unknown}; keys are "
                                  "M, K, N and optionally name, count")
             twice = _repeated([str(k) for k in rec])
             if twice:
-                raise ValueError(f"{file_label(path)}: {where}: key {twice!r} appears twice "
+                raise ValueError(f"{path}: {where}: key {twice!r} appears twice "
                                  "(keys are case-insensitive)")
             rec = {_FILE_COLUMNS[str(k).lower()]: v for k, v in rec.items()}
         else:
-            raise ValueError(f"{file_label(path)}: {where}: expected an object or [M, K, N], got {rec!r}")
+            raise ValueError(f"{path}: {where}: expected an object or [M, K, N], got {show(rec)}")
         out.append((where, rec))
     return out
 

@@ -19,8 +19,8 @@ from typing import Sequence
 import numpy as np
 import sympy
 
-__all__ = ["INF", "Point", "monomials", "coefficients", "trim", "combine", "horner", "exact_value", "sign",
-           "multiply", "roots_in", "inside"]
+__all__ = ["INF", "Point", "monomials", "coefficients", "trim", "combine", "horner",
+           "exact_value", "sign", "multiply", "roots_in", "inside"]
 
 INF = float("inf")
 
