@@ -87,7 +87,8 @@ def _times(model, ray, value):
     return at(model.baseline_time), at(model.lowp_time)
 
 
-@settings(max_examples=40, deadline=None)
+# (every block-scaled recipe is also checked deterministically, below)
+@settings(max_examples=25, deadline=None)
 @given(config=st.sampled_from(CONFIGS), fuse=st.booleans(), ray=RAYS)
 def test_roots_equalize_and_faster_matches_dense_scan(config, fuse, ray):
     preset, mode, recipe, gpu = config

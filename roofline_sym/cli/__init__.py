@@ -118,6 +118,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     warnings.showwarning = _one_line_warning
     try:
+        _no_empty_values(args)
         if args.command is None:
             return cmd_default.run(args)
         return args.func(args)
@@ -136,6 +137,15 @@ def _main(argv: Sequence[str] | None) -> int:
         print("roofline-sym: error: out of memory; ask for fewer shapes, GPUs or recipes",
               file=sys.stderr)
         return 2
+
+
+def _no_empty_values(args: argparse.Namespace) -> None:
+    """An option given an empty text (``--shape ""``) is an error, never taken as absent."""
+    for dest, value in vars(args).items():
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, str) and not v.strip() for v in values):
+            flag = dest if dest in ("name", "file", "kind") else "--" + dest.replace("_", "-")
+            raise UserError(f"{flag}: an empty value")
 
 
 def _one_line(text: str) -> str:

@@ -32,8 +32,8 @@ def run(args: argparse.Namespace) -> int:
     if args.kind != "curves" and (len(common.recipes(args)) != 1 or len(args.gpu or ["x"]) != 1):
         raise UserError(f"plot {args.kind} draws one model: give one --recipe and one --gpu "
                         "(plot curves takes several recipes)")
-    models = common.models(args)
     opts = {"shape": common.parse_shape(args.shape)} if args.shape else {}
+    models = common.models(args)
     path = plot_cli(args.kind, models, args.output, **opts)
     print(f"wrote {path}")
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..numeric.shapes import ShapeSet, list_shape_sets, shape_set
 from ..numeric.sweep import sweep
+from ..validate import show
 from . import common
 from .common import UserError
 
@@ -48,11 +49,16 @@ def _check(args: argparse.Namespace) -> None:
     suffix = Path(args.output).suffix.lower() if args.output else ""
     for flag, fmt in (("--csv", args.csv), ("--json", args.json)):
         if fmt and suffix in (".csv", ".json") and suffix != flag.replace("--", "."):
-            raise UserError(f"{flag} with -o {args.output}: the file name says {suffix[1:]}; "
-                            "give one format")
+            raise UserError(f"{flag} with -o {show(args.output)}: the file name says "
+                            f"{suffix[1:]}; give one format")
     if args.max_rows is not None and (args.csv or args.json or args.output):
         raise UserError("--max-rows limits the rows shown as text; CSV and JSON output hold "
                         "every row")
+    if args.output and not (args.csv or args.json):  # before any work is done
+        if suffix not in (".csv", ".json"):
+            raise UserError(f"-o {show(args.output)}: use a .csv or .json file, or give "
+                            "--csv/--json")
+        args.csv, args.json = suffix == ".csv", suffix == ".json"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,11 +78,6 @@ def run(args: argparse.Namespace) -> int:
     if report and sys.stderr.isatty():
         print(file=sys.stderr)
     table = result.model_total() if args.total else result
-    if args.output and not (args.csv or args.json):
-        suffix = Path(args.output).suffix.lower()
-        if suffix not in (".csv", ".json"):
-            raise UserError(f"-o {args.output}: use a .csv or .json file, or give --csv/--json")
-        args.csv, args.json = suffix == ".csv", suffix == ".json"
     if args.csv:
         table.to_csv(args.output or sys.stdout)
     elif args.json:

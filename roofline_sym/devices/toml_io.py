@@ -34,7 +34,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 __all__ = ["TOML_FIELDS", "toml_name", "toml_fields", "parse", "load_hardware",
-           "cited_sources", "hardware_toml", "write_hardware"]
+           "cited_sources", "hardware_toml", "writable_path", "write_hardware"]
 
 # TOML field (with unit) -> Hardware field
 TOML_FIELDS = {
@@ -236,6 +236,18 @@ def hardware_toml(hw: Hardware, field_sources: Mapping[str, str], keys: Mapping[
     return "\n".join(lines) + "\n"
 
 
+def writable_path(path: str | os.PathLike) -> Path:
+    """``path`` as a place to write a hardware file: a ``.toml`` name that is a
+    regular file if it exists (a device, a pipe or a folder is never replaced);
+    else ``HardwareError``.  Check it before the work that makes the file."""
+    path = Path(valid_path(path, "hardware file"))
+    if path.suffix.lower() != ".toml":
+        raise HardwareError(f"{file_label(path)}: a hardware file is written as .toml")
+    if path.exists() and not path.is_file():
+        raise HardwareError(f"{file_label(path)}: exists and is not a regular file")
+    return path
+
+
 def write_hardware(text: str, path: str | os.PathLike) -> Path:
     """Write a hardware file's ``text`` to ``path`` only if it loads back.
 
@@ -244,11 +256,7 @@ def write_hardware(text: str, path: str | os.PathLike) -> Path:
     moved to ``path``.  A text that does not load raises ``HardwareError`` and
     leaves no file behind (nor changes an existing one).
     """
-    path = Path(valid_path(path, "hardware file"))
-    if path.suffix.lower() != ".toml":
-        raise HardwareError(f"{file_label(path)}: a hardware file is written as .toml")
-    if path.exists() and not path.is_file():  # never replace a device, a pipe, a folder
-        raise HardwareError(f"{file_label(path)}: exists and is not a regular file")
+    path = writable_path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "x", encoding="utf-8") as f:

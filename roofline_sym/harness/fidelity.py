@@ -37,6 +37,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..devices import Hardware
+from ..devices.toml_io import writable_path
 from ..model.linear import linear
 from ..output import plot as figures
 from .calibrate import Calibration, fit, hardware_values, resolve_hardware
@@ -425,6 +426,8 @@ def cli(path: str | os.PathLike, *, hardware: Hardware | str | None = None,
         figures.output_format(plot)  # a bad file name fails before anything is computed or written
     if write_hardware is not None and (calibrated is False or calibrated is None):
         raise ValueError("--write-hardware needs a calibration; drop --no-calibrate")
+    if write_hardware is not None:
+        writable_path(write_hardware)  # a bad name fails before the fit
     rep = report(path, hardware, calibrated, size_dependent=size_dependent)
     lines = [rep.text(regimes)]
     if write_hardware is not None:

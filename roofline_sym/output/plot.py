@@ -382,9 +382,10 @@ def breakeven_curves(models, *, hw=None, k_range=(256, 65536), points: int = 48,
     """
     items = [(label, _bound(m, hw)) for label, m in _labelled(models)]
     k_lo, k_hi = _range(k_range, "k_range")
+    points = _points(points)  # before a figure is made
     with style():
         fig, ax = new_axes(width, height, ax)
-        ks = np.unique(np.round(np.geomspace(k_lo, k_hi, _points(points))))
+        ks = np.unique(np.round(np.geomspace(k_lo, k_hi, points)))
         y_lo, y_hi = math.inf, 0.0
         for i, (label, mb) in enumerate(items):
             roots = breakeven_curve(mb, ks, n_ratio=n_ratio)
