@@ -22,7 +22,8 @@ import numpy as np
 import sympy
 
 from .. import symbols as S
-from ..validate import SHAPE_MAX, broadcast_shape, hardware_array, positive_array, show
+from ..validate import (SHAPE_MAX, broadcast_shape, hardware_array, positive_array,
+                        unknown_name)
 from .term import Term
 
 __all__ = ["CompiledTerms", "GROUPS"]
@@ -58,10 +59,10 @@ class CompiledTerms:
         if missing:
             raise ValueError(f"model has free hardware symbols {missing}: bind a GPU with "
                              ".on(hw) or pass them by name to evaluate()")
-        unknown = set(hardware_values) - set(names)
+        unknown = sorted(set(hardware_values) - set(names), key=str)
         if unknown:
-            raise ValueError(f"unknown hardware value(s) {sorted(map(show, unknown))}; this "
-                             f"model's free symbols are {names}")
+            raise unknown_name("hardware value", unknown[0], names,
+                               extra=" (not a free symbol of this model)")
         # each hardware value within its plausible range (validate.RANGES)
         hw = {n: hardware_array(hardware_values[n], n) for n in names}
         shape = broadcast_shape({**shapes, **hw})

@@ -224,11 +224,10 @@ class _Definition:
             m, k, n = (np.array(c, dtype=float) for c in zip(*rows))
             return ShapeSet(self.name, m, k, n, tuple(map(str, range(len(rows)))),
                             np.ones(len(rows)), **common)
-        unknown = set(params) - set(self.params)
+        unknown = sorted(set(params) - set(self.params))
         if unknown:
-            valid = ", ".join(sorted(self.params)) or "none"
-            raise ValueError(f"shape set {self.name!r} has no parameter(s) "
-                             f"{sorted(unknown)}; its parameters: M, {valid}")
+            raise unknown_name("parameter", unknown[0], ["M", *sorted(self.params)],
+                               where=f"shape set {self.name!r}: ")
         values = {**self.params, **{k: _positive(v, k, strict_type=True, integer=True)
                                     for k, v in params.items()}}
         tokens = float(raw["tokens"]) if M is None else _positive(M, "M", strict_type=True,
