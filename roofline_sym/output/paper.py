@@ -27,6 +27,7 @@ from .. import renderers
 from .. import symbols as S
 from ..model.linear import BreakdownPieces
 from ..solve.result import BreakEvenPieces
+from ..validate import expression
 from .blocks import _term_tex
 from .layout import Block, measure, width_pt
 from .printer import (ExpressionPieces, _float_tex, _Printer, _shape_degree, _tt, equalities,
@@ -147,7 +148,7 @@ class _Layout:
 
     # -- printing and measuring
     def tex(self, expr: sympy.Expr) -> str:
-        expr = sympy.sympify(expr)
+        expr = expression(expr)  # a model's own expressions; text is never evaluated
         if expr not in self._tex:
             for s in expr.free_symbols:
                 if s not in self.symbol_names and S.is_hardware_symbol(s):
@@ -369,7 +370,7 @@ def expression_block(expr: Any, width: Any = r"\columnwidth", *, digits: int | N
     >>> print(expression_block(m.lowp_overhead_time, model=m).splitlines()[1])
     T^{\mathrm{ovhd}}_{\mathrm{fp8}} &= \max\left(\frac{K M}{1.104 \cdot 10^{12}}, 2 \cdot 10^{-6}\right) \\
     """
-    expr = sympy.sympify(expr)
+    expr = expression(expr, "expression_block: the expression")  # text: a whitelist
     names: list[tuple[Any, str]] = []
     if model is not None:
         pieces = model._latex_pieces_()
