@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+from collections.abc import Sequence as _Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -38,7 +39,7 @@ except ModuleNotFoundError:  # Python 3.10
 from ..devices import sources as citations
 from ..validate import positive_array
 
-__all__ = ["ShapeSet", "shape_set", "list_shape_sets", "grid", "load_shape_sets"]
+__all__ = ["ShapeSet", "RowNames", "shape_set", "list_shape_sets", "grid", "load_shape_sets"]
 
 _KINDS = ("cube", "product", "layers")
 # fields a [[set]] may carry, per kind; "sources" and "notes" are always allowed
@@ -51,14 +52,56 @@ _COMMON = {"name", "kind", "description", "notes", "sources"}
 _LAYER_FIELDS = {"name", "K", "N", "count", "blocks", "groups", "top_k"}
 
 
+class RowNames(_Sequence):
+    """The default names of ``n`` rows, ``'0', '1', ...``: made when read, not
+    stored, so a set of ten million shapes holds no ten million strings.  Equal
+    to a tuple of the same names.
+
+    >>> names = RowNames(3)
+    >>> names, names[-1], names[1:], names == ("0", "1", "2")
+    (('0', '1', '2'), '2', ('1', '2'), True)
+    """
+
+    __slots__ = ("_n",)
+
+    def __init__(self, n: int):
+        self._n = int(n)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: Any) -> Any:
+        rows = range(self._n)[i]
+        return tuple(map(str, rows)) if isinstance(i, slice) else str(rows)
+
+    def __iter__(self) -> Iterator[str]:
+        return map(str, range(self._n))
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, RowNames):
+            return self._n == other._n
+        if isinstance(other, (tuple, list)):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self)) if self._n <= 20 else f"RowNames({self._n})"
+
+
 @dataclass(frozen=True, eq=False)
 class ShapeSet:
-    """Rows of (name, M, K, N, count); ``M, K, N, counts`` are float64 arrays.
+    """Rows of (name, M, K, N, count); ``M, K, N, counts`` are read-only float64
+    arrays (given read-only float64 arrays are kept, others copied).
 
-    ``counts``: how many times each shape occurs in the model (1 for a plain
-    list of shapes); ``tokens``: the M a model set was built with (None for
-    generators and files); ``groups``: per row, the experts of a grouped GEMM
-    (1: a dense layer), whose M counts the rows routed to all of them.
+    ``names``: a tuple of str, or ``RowNames`` (``'0', '1', ...``) when rows
+    have no names; ``counts``: how many times each shape occurs in the model
+    (1 for a plain list of shapes); ``tokens``: the M a model set was built
+    with (None for generators and files); ``groups``: per row, the experts of
+    a grouped GEMM (1: a dense layer), whose M counts the rows routed to all
+    of them.
 
     >>> s = ShapeSet.from_arrays([1024, 2048], 4096, 4096, name="two")
     >>> len(s), s.M.tolist(), s.names
@@ -69,7 +112,7 @@ class ShapeSet:
     M: np.ndarray
     K: np.ndarray
     N: np.ndarray
-    names: tuple[str, ...]
+    names: Sequence[str]
     counts: np.ndarray
     description: str = ""
     tokens: float | None = None
@@ -78,22 +121,27 @@ class ShapeSet:
     groups: Any = None
 
     def __post_init__(self) -> None:
-        if self.groups is None:
-            object.__setattr__(self, "groups", np.ones(len(np.reshape(self.M, -1))))
-        else:
-            object.__setattr__(self, "groups", np.broadcast_to(
-                np.asarray(self.groups, dtype=np.float64), np.shape(np.reshape(self.M, -1))))
+        rows = (len(self.M) if isinstance(self.M, np.ndarray) and self.M.ndim == 1
+                else len(np.reshape(self.M, -1)))
+        # one group per row unless given: a read-only view of a single 1, not n of them
+        groups = np.float64(1.0) if self.groups is None else np.array(self.groups, np.float64)
+        object.__setattr__(self, "groups", np.broadcast_to(groups, (rows,)))
         arrays = {}
         for label in ("M", "K", "N", "counts", "groups"):
-            arr = np.array(getattr(self, label), dtype=np.float64).reshape(-1)
-            bad = ~(np.isfinite(arr) & (arr > 0))
+            arr = getattr(self, label)
+            if not (isinstance(arr, np.ndarray) and arr.dtype == np.float64 and arr.ndim == 1
+                    and not arr.flags.writeable):  # read-only arrays are not copied
+                arr = np.array(arr, dtype=np.float64).reshape(-1)
+            # a broadcast value (strides 0, as the default counts and groups) once
+            values = arr[:1] if arr.strides == (0,) else arr
+            bad = ~(np.isfinite(values) & (values > 0))
             if bad.any():
                 i = int(np.argmax(bad))
                 raise ValueError(f"shape set {self.name!r}, row {i + 1} "
                                  f"({self.names[i] if i < len(self.names) else i}): "
                                  f"{label} must be positive and finite, got {arr[i]!r}")
-            if label == "groups" and not np.all(arr == np.round(arr)):
-                i = int(np.argmax(arr != np.round(arr)))
+            if label == "groups" and not np.all(values == np.round(values)):
+                i = int(np.argmax(values != np.round(values)))
                 raise ValueError(f"shape set {self.name!r}, row {i + 1}: groups must be a "
                                  f"whole number of experts, got {arr[i]!r}")
             arr.setflags(write=False)  # rows are data: a sweep must not change them
@@ -104,7 +152,8 @@ class ShapeSet:
                              "must have one entry per row")
         for label, arr in arrays.items():
             object.__setattr__(self, label, arr)
-        object.__setattr__(self, "names", tuple(map(str, self.names)))
+        if not isinstance(self.names, RowNames):
+            object.__setattr__(self, "names", tuple(map(str, self.names)))
         object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
         object.__setattr__(self, "notes", tuple(self.notes))
 
@@ -114,14 +163,14 @@ class ShapeSet:
                     counts: Any = 1, name: str = "shapes", groups: Any = 1) -> "ShapeSet":
         """Shapes from numbers or arrays (numpy broadcasting, then flattened)."""
         arrays = [_numeric_array(v, label) for v, label in ((M, "M"), (K, "K"), (N, "N"))]
-        try:
-            m, k, n = (a.reshape(-1) for a in np.broadcast_arrays(*arrays))
+        try:  # copies of their own, read-only, that the set keeps
+            m, k, n = (_read_only(a.reshape(-1).copy()) for a in np.broadcast_arrays(*arrays))
         except ValueError:
             raise ValueError("M, K and N do not broadcast together: shapes "
                              f"{[a.shape for a in arrays]}") from None
         counts = np.broadcast_to(_numeric_array(counts, "counts"), m.shape)
         groups = np.broadcast_to(_numeric_array(groups, "groups"), m.shape)
-        names = tuple(names) if names is not None else tuple(map(str, range(len(m))))
+        names = tuple(names) if names is not None else RowNames(len(m))
         return cls(name, m, k, n, names, counts, groups=groups)
 
     @classmethod
@@ -136,26 +185,16 @@ class ShapeSet:
         naming the file and the row.
         """
         path = os.fspath(path)
-        try:
-            with open(path, encoding="utf-8-sig", newline="") as f:
-                text = f.read()
-        except OSError as exc:
-            raise ValueError(f"{path}: cannot read shape file ({exc.strerror})") from None
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{path}: not UTF-8 text ({exc})") from None
         suffix = os.path.splitext(path)[1].lower()
-        if suffix == ".csv":
-            records = _csv_records(text, path)
-        elif suffix == ".json":
-            records = _json_records(text, path)
-        else:
+        if suffix not in (".csv", ".json"):
+            if not os.path.exists(path):
+                _read_text(path)  # the error for a file that is not there
             raise ValueError(f"{path}: unknown shape file type {suffix!r}; use .csv or .json")
-        if not records:
-            raise ValueError(f"{path}: no shapes in the file")
-        rows = [_parse_record(rec, f"{path}: {where}") for where, rec in records]
+        if suffix == ".csv":
+            m, k, n, names, counts = _read_csv(path)
+        else:
+            m, k, n, names, counts = _read_json(path)
         label = name or os.path.splitext(os.path.basename(path))[0]
-        m, k, n, names, counts = zip(*((r["M"], r["K"], r["N"], r["name"] or str(i), r["count"])
-                                       for i, r in enumerate(rows)))
         return cls(label, m, k, n, names, counts, description=f"from {path}")
 
     # -- reading -----------------------------------------------------------------
@@ -441,6 +480,11 @@ def _positive(value: Any, label: str, strict_type: bool = False) -> float:
     return number
 
 
+def _read_only(arr: np.ndarray) -> np.ndarray:
+    arr.setflags(write=False)
+    return arr
+
+
 def _numeric_array(value: Any, label: str) -> np.ndarray:
     arr = positive_array(value, label)
     if arr.size == 0:
@@ -453,12 +497,68 @@ def _numeric_array(value: Any, label: str) -> np.ndarray:
 _FILE_COLUMNS = {"m": "M", "k": "K", "n": "N", "name": "name", "count": "count"}
 
 
-def _csv_records(text: str, path: str) -> list[tuple[str, dict]]:
-    import csv  # here, not at import: only shape files need it
-    import io
+# rows parsed at a time: a block's Python objects stay small however long the file
+_BLOCK = 1 << 16
 
-    reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            return f.read()
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read shape file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc})") from None
+
+
+def _read_csv(path: str) -> tuple:
+    """The columns of a CSV shape file, read a block of rows at a time (a file of
+    millions of rows holds no per-row objects); a bad row is named by
+    ``_csv_error``, which reads the file again row by row."""
+    import csv  # here, not at import: only shape files need it
+
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            reader = csv.reader(f)
+            cols = _csv_header(next(reader, None), path)
+            index = {c.lower(): i for i, c in enumerate(cols)}
+            parts: dict[str, list[np.ndarray]] = {"M": [], "K": [], "N": [], "count": []}
+            names: list[str] = []
+            rows = 0
+            while True:
+                block = list(itertools.islice(reader, _BLOCK))
+                if not block:
+                    break
+                columns = _csv_block(block, cols, index)
+                if columns is None:
+                    _csv_error(path)  # raises, naming the row
+                for key, values in columns.items():
+                    if key == "name":
+                        names.extend(v or str(rows + i) for i, v in enumerate(values))
+                    else:
+                        parts[key].append(values)
+                rows += len(columns["M"])
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read shape file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc})") from None
+    if not rows:
+        raise ValueError(f"{path}: no shapes in the file")
+    out = []
+    for key in ("M", "K", "N", "count"):  # one column at a time: no more than one copy
+        if parts[key]:
+            arr = np.concatenate(parts[key])
+            parts[key].clear()
+            arr.setflags(write=False)
+        else:
+            arr = np.broadcast_to(np.float64(1.0), (rows,))  # read-only, no memory
+        out.append(arr)
+    m, k, n, counts = out
+    named = "name" in index and any(names[i] != str(i) for i in range(rows))
+    return m, k, n, tuple(names) if named else RowNames(rows), counts
+
+
+def _csv_header(header: list[str] | None, path: str) -> list[str]:
     if not header:
         raise ValueError(f"{path}: empty file; expected a header row such as M,K,N,name,count")
     cols = [c.strip() for c in header]
@@ -469,15 +569,76 @@ def _csv_records(text: str, path: str) -> list[tuple[str, dict]]:
     twice = _repeated(cols)
     if twice:
         raise ValueError(f"{path}: header {cols!r}: column {twice!r} appears twice")
-    out = []
-    for row in reader:
+    return cols
+
+
+def _csv_block(block: list[list[str]], cols: list[str],
+               index: Mapping[str, int]) -> dict[str, Any] | None:
+    """A block of rows as columns, numbers read as ``_parse_record`` reads them
+    (blank rows skipped, an empty count is 1), or None if a row is bad."""
+    numeric = [k for k in ("m", "k", "n", "count") if k in index]
+    if set(map(len, block)) == {len(cols)}:  # most blocks: every cell a number
+        columns = list(zip(*block))
+        try:
+            out: dict[str, Any] = {_FILE_COLUMNS[k]: np.array(list(map(float, columns[index[k]])))
+                                   for k in numeric}
+        except ValueError:  # a number float() refuses, or an empty cell: row by row
+            out = {}
+        if out and all(np.all(np.isfinite(v) & (v > 0)) for v in out.values()):
+            if "name" in index:
+                out["name"] = [v.strip() for v in columns[index["name"]]]
+            return out
+    records = []
+    for row in block:
         if not any(cell.strip() for cell in row):
             continue  # blank line
-        where = f"row {len(out) + 1} (line {reader.line_num})"
         if len(row) != len(cols):
-            raise ValueError(f"{path}: {where}: {len(row)} fields, header has {len(cols)}")
-        out.append((where, {_FILE_COLUMNS[c.lower()]: v for c, v in zip(cols, row)}))
+            return None
+        try:
+            records.append(_parse_record({_FILE_COLUMNS[c.lower()]: v
+                                          for c, v in zip(cols, row)}, ""))
+        except ValueError:
+            return None
+    out = {_FILE_COLUMNS[k]: np.array([r[_FILE_COLUMNS[k]] for r in records], dtype=np.float64)
+           for k in numeric}
+    if "name" in index:
+        out["name"] = [r["name"] for r in records]
     return out
+
+
+def _csv_error(path: str) -> None:
+    """Raise the error of the first bad row of a CSV shape file (read row by row)."""
+    import csv
+
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        reader = csv.reader(f)
+        cols = _csv_header(next(reader, None), path)
+        rows = 0
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue  # blank line
+            rows += 1
+            where = f"row {rows} (line {reader.line_num})"
+            if len(row) != len(cols):
+                raise ValueError(f"{path}: {where}: {len(row)} fields, header has {len(cols)}")
+            _parse_record({_FILE_COLUMNS[c.lower()]: v for c, v in zip(cols, row)},
+                          f"{path}: {where}")
+    raise ValueError(f"{path}: a row could not be read")  # not reached: a row was bad
+
+
+def _read_json(path: str) -> tuple:
+    """The columns of a JSON shape file (read whole)."""
+    records = _json_records(_read_text(path), path)
+    if not records:
+        raise ValueError(f"{path}: no shapes in the file")
+    rows = [_parse_record(rec, f"{path}: {where}") for where, rec in records]
+    columns = [np.array([r[d] for r in rows]) for d in ("M", "K", "N", "count")]
+    for arr in columns:
+        arr.setflags(write=False)
+    names = [r["name"] or str(i) for i, r in enumerate(rows)]
+    named = any(r["name"] for r in rows)
+    m, k, n, counts = columns
+    return m, k, n, tuple(names) if named else RowNames(len(rows)), counts
 
 
 class _DuplicateKey(Exception):
