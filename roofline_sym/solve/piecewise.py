@@ -219,12 +219,13 @@ def solve_piecewise(problem: Problem) -> NumericBreakEven:
     var = problem.variable
     u = sympy.Dummy("u", positive=True)
     terms = []
-    inverted = any(coefficients(e, var) is None for _, ps in problem.terms for _, e in ps)
-    for term, ps in problem.terms:
+    direct = [[coefficients(e, var) for _, e in ps] for _, ps in problem.terms]
+    inverted = any(c is None for cs in direct for c in cs)
+    for (term, ps), cs in zip(problem.terms, direct):
         polys = []
-        for regime, e in ps:
-            c = coefficients(e.xreplace({var: 1 / u}) if inverted else e,
-                             u if inverted else var)
+        for (regime, e), c in zip(ps, cs):
+            if inverted:
+                c = coefficients(e.xreplace({var: 1 / u}), u)
             if c is None:
                 raise ValueError(f"cannot solve for {var}: term {term.name} is not polynomial "
                                  f"in {var} or 1/{var}")
