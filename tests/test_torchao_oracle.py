@@ -109,7 +109,7 @@ def test_matches_torchao_on_fixed_shapes(config):
         _check(ours, theirs, *shape)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=5 * settings.default.max_examples)
 @given(config=st.sampled_from(CONFIGS), m=st.integers(1, 1 << 17), k=st.integers(1, 1 << 16),
        n=st.integers(1, 1 << 16))
 def test_matches_torchao_on_random_shapes(config, m, k, n):
