@@ -128,6 +128,20 @@ def test_a_bad_shape_deep_in_a_long_array_is_named(bad, message):
         mb.evaluate(1, 1, [True, False])
 
 
+def test_tiny_shapes_whose_product_underflows_are_not_zeros():
+    # the shape product M*K*N (which finds zero shapes cheaply) underflows to 0
+    # here, though every shape is positive: the shapes are then checked one by one
+    mb = rs.linear("tensorwise").on("h100")
+    assert mb.compiled.program(("speedup",)).checks_zero
+    tiny = np.full(10, 1e-200)
+    out = mb.evaluate(tiny, tiny, 4096.0, outputs="speedup")["speedup"]
+    assert np.all(np.isfinite(out)) and np.all(out > 0)
+    with pytest.raises(ValueError, match="^K must be positive"):
+        mb.evaluate(tiny, np.where(np.arange(10) == 7, 0.0, tiny), 4096.0)
+    with pytest.raises(ValueError, match="^M must be positive"):  # two negatives: product > 0
+        mb.evaluate([-2.0, 3.0], [-2.0, 3.0], 4096.0)
+
+
 def test_float32_halves_the_outputs_and_keeps_seven_digits():
     mb = rs.linear("mxfp8_cublas").on("b200")
     M, K, N = _shapes(5000, seed=2)

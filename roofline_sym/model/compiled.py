@@ -517,6 +517,14 @@ class Program:
                 order.append(("regime", f"R{i}", (time, *(p for p, _ in pieces)),
                               tuple(r for _, r in pieces)))
         order.extend(tail)
+        # where the program makes M*K*N anyway, its minimum (taken before the buffer
+        # is reused) lets the shapes be checked with one reduction each, not two
+        product = compiled._shape_product
+        self.checks_zero = isinstance(product, int) and product in seen
+        if self.checks_zero:
+            at = next(i for i, step in enumerate(order) if step[1] == product and step[0]
+                      not in ("regime", "copy"))
+            order.insert(at + 1, ("least", "least", (product,)))
         self._source(order, pinned, compiled)
 
     def _source(self, order, pinned, compiled) -> None:
@@ -548,6 +556,9 @@ class Program:
                 regimes = step[3]
                 lines.append(f"_regime({dest}, ({operands},), {regimes!r})")
                 continue
+            if fn == "least":
+                lines.append(f"least = {operands}.min()")
+                continue
             if fn == "copy":
                 lines.append(f"copyto({dest}, {operands})")
                 plain.append(f"{dest} = _full({poperands})")
@@ -572,7 +583,8 @@ class Program:
             if dest in pinned:
                 plain.append(f"{pinned[dest]} = v{dest}")
         self.n_buffers = n_buffers
-        self.n_ops = len(lines)
+        self.n_ops = len(lines) - self.checks_zero
+        lines.append("return least" if self.checks_zero else "return None")
         n_out, n_terms = len(self.outputs), len(compiled.terms) if self.terms else 0
         coefs = [f"c{i}" for i in range(len(compiled.coefficients))]
         params = ["M", "K", "N", *coefs, *(f"o{i}" for i in range(n_out)),
@@ -581,7 +593,7 @@ class Program:
         namespace: dict[str, Any] = {u: getattr(np, u) for u in _UFUNCS}
         namespace.update(copyto=np.copyto, _regime=_regime, _full=_plain_full)
         namespace.update({f"f{i}": f for i, f in enumerate(compiled._builder.calls)})
-        src = f"def run({', '.join(params)}):\n    " + "\n    ".join(lines or ["pass"]) + "\n"
+        src = f"def run({', '.join(params)}):\n    " + "\n    ".join(lines) + "\n"
         # the plain version returns the outputs; constants are filled to the shape
         plain_params = ["M", "K", "N", *coefs]
         plain = [line.replace("_full(", "_full(M, K, N, ") for line in plain]
@@ -711,6 +723,8 @@ class CompiledTerms(_Evaluator):
             out[f"{side}_time"] = plus(out[f"{side}_gemm_time"], out[f"{side}_overhead_time"])
         out["speedup"] = b.op("divide", out["baseline_time"], out["lowp_time"])
         self._term_operands, self._output_operands = term_operands, out
+        # M*K*N where the terms need it: its minimum tells a chunk has no zero shape
+        self._shape_product = b._forms.get(("multiply", tuple((d, 1) for d in sorted(_SHAPES))))
         return b
 
     @property
@@ -804,6 +818,20 @@ def _check(x: np.ndarray, original: Any, name: str) -> None:
                          f"{x.dtype} (got a value that is not)")
 
 
+# a float's bits as an unsigned integer grow with the float from +0 to +inf, then
+# NaN; negative floats (the sign bit) are larger still: so "bits at most those of
+# 2**53" is "0 <= x <= 2**53", and only +0 is left for the shape product to catch
+_MAX_BITS = {np.dtype(np.float64): (np.uint64, int(np.float64(SHAPE_MAX).view(np.uint64))),
+             np.dtype(np.float32): (np.uint32, int(np.float32(SHAPE_MAX).view(np.uint32)))}
+
+
+def _check_bits(x: np.ndarray, original: Any, name: str) -> None:
+    """``_check`` but for +0: one reduction (a shape product's minimum finds zeros)."""
+    kind, bound = _MAX_BITS.get(x.dtype, (None, 0))
+    if kind is None or (x.size and x.view(kind).max() > bound):
+        _check(x, original, name)
+
+
 class _Run:
     """One evaluation: arguments checked, outputs allocated, chunks run.
 
@@ -879,18 +907,23 @@ class _Run:
 
         with np.errstate(all="ignore"):
             start = 0
+            check = _check_bits if program.checks_zero else _check
             for views, n in self._chunks(walked, size, dtype, chunk):
                 args = list(self.fixed)
                 for (i, _), v in zip(walked, views):
                     if i < n_shapes:
-                        _check(v, (M, K, N)[i], _SHAPES[i])
+                        check(v, (M, K, N)[i], _SHAPES[i])
                     args[i] = v
                 if self.per_chunk:
                     args[n_shapes:] = [c if np.ndim(c) == 0 else np.asarray(c, dtype=dtype)
                                        for c in coefficient_fn(*args[n_shapes:])]
                 end = start + n
                 bufs = scratch if n == width else [b[:n] for b in scratch]
-                program.run(*args, *(s[start:end] for s in sinks), *bufs)
+                least = program.run(*args, *(s[start:end] for s in sinks), *bufs)
+                if program.checks_zero and not least > 0:  # a zero shape (or underflow)
+                    for (i, _), v in zip(walked, views):
+                        if i < n_shapes:
+                            _check(v, (M, K, N)[i], _SHAPES[i])
                 if terms is True:
                     _group_regimes(groups, bufs[:n_terms], bufs[n_terms:2 * n_terms],
                                    acc[:, :n], [self.result[k].reshape(-1)[start:end]
@@ -899,7 +932,7 @@ class _Run:
 
     @staticmethod
     def _hardware(compiled: CompiledTerms, values: Mapping[str, Any], bound: bool) -> list:
-        names = [str(s) for s in compiled.free]
+        names = list(compiled.free_names)
         if bound:
             if values:
                 raise ValueError(f"unknown hardware value(s) {sorted(values)}; this model's "
