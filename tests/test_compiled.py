@@ -265,3 +265,12 @@ def test_scratch_stays_within_a_few_mib_beyond_the_outputs():
         scratch = peak - sum(a.nbytes for a in out.values())
         assert scratch < 16 * 2**20, (outputs, scratch / 2**20)
         del out
+    # the scratch buffers are kept for the next call (a sweep's chunks): it
+    # allocates its outputs and little else
+    tracemalloc.start()
+    try:
+        out = mb.evaluate(M, K, N, outputs=("speedup",))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak - out["speedup"].nbytes < 2**20

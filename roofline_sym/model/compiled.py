@@ -18,7 +18,8 @@ How the code is made:
    (``outputs=("speedup",)``) runs only the operations it needs;
 3. the operations run over chunks of ``chunk`` shapes, in place, in a few
    reused scratch buffers (``n_buffers``) that stay in cache, writing into
-   the preallocated outputs; inputs are checked chunk by chunk.
+   the preallocated outputs; inputs are checked chunk by chunk.  The buffers
+   are kept per thread for the next call (``release_scratch`` lets them go).
 
 Arrays that are not numpy arrays but implement the numpy protocols (dask)
 take the same operations elementwise, without chunks or ``out=``, so they
@@ -37,6 +38,7 @@ stay lazy.
 from __future__ import annotations
 
 import numbers
+import threading
 from collections import Counter
 from functools import lru_cache, reduce
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -48,8 +50,8 @@ from .. import symbols as S
 from ..validate import SHAPE_MAX, positive_array
 from .term import REGIMES, Term
 
-__all__ = ["CompiledTerms", "BoundTerms", "Program", "compile_terms", "GROUPS", "OUTPUTS",
-           "CHUNK"]
+__all__ = ["CompiledTerms", "BoundTerms", "Program", "compile_terms", "release_scratch",
+           "GROUPS", "OUTPUTS", "CHUNK"]
 
 # the totals a model sums its terms into: (side, group)
 GROUPS = (("baseline", "gemm"), ("baseline", "overhead"), ("lowp", "gemm"), ("lowp", "overhead"))
@@ -880,6 +882,9 @@ class _Run:
                 walked.append((i, a))
                 self.fixed.append(None)
         for i, v in enumerate(values, start=3):
+            if isinstance(v, float):  # a bound model's coefficients
+                self.fixed.append(v)
+                continue
             v = np.asarray(v, dtype=dtype)
             if v.size == 1:
                 self.fixed.append(float(v.reshape(-1)[0]))
@@ -894,14 +899,15 @@ class _Run:
             self.times = [np.empty(shape) for _ in range(n_terms)]
             self.regimes = [np.empty(shape, dtype=np.int8) for _ in range(n_terms)]
             sinks += [a.reshape(-1) for a in self.times + self.regimes]
-        scratch = [np.empty(width, dtype=dtype) for _ in range(program.n_buffers)]
+        scratch = _scratch(dtype, chunk, width, program.n_buffers)
         if terms is True:  # term times per chunk; the group regimes are kept
-            scratch = ([np.empty(width, dtype=dtype) for _ in range(n_terms)]
-                       + [np.empty(width, dtype=np.int8) for _ in range(n_terms)] + scratch)
+            times = _scratch(dtype, chunk, width, n_terms + len(REGIMES) + 1, "terms")
+            acc = times[n_terms:]  # a sum per regime, and the largest of them
+            scratch = (times[:n_terms] + _scratch(np.dtype(np.int8), chunk, width, n_terms)
+                       + scratch)
             for key in GROUPS:
                 self.result[key] = np.empty(shape, dtype=np.int8)
             groups = _group_members(compiled)
-            acc = np.empty((len(REGIMES), width), dtype=dtype)
         coefficient_fn = compiled._coefficient_fn
         n_shapes = 3
 
@@ -926,8 +932,8 @@ class _Run:
                             _check(v, (M, K, N)[i], _SHAPES[i])
                 if terms is True:
                     _group_regimes(groups, bufs[:n_terms], bufs[n_terms:2 * n_terms],
-                                   acc[:, :n], [self.result[k].reshape(-1)[start:end]
-                                                for k in GROUPS])
+                                   [a[:n] for a in acc], [self.result[k].reshape(-1)[start:end]
+                                                          for k in GROUPS])
                 start = end
 
     @staticmethod
@@ -977,19 +983,61 @@ class _Run:
         return dict(zip(program.outputs, values))
 
 
+# Scratch buffers kept per thread between calls: a fresh buffer costs its pages'
+# first touch (for a dozen buffers of a chunk, about as much as a dozen
+# operations on them), which repeated calls (a sweep's chunks) would pay each time.
+_SCRATCH = threading.local()
+
+
+def _scratch(dtype: np.dtype, chunk: int, width: int, count: int,
+             use: str = "ops") -> list[np.ndarray]:
+    """``count`` buffers of ``width`` elements (views of this thread's buffers of
+    ``chunk``, kept for the next call; small ones, and chunks far above
+    ``CHUNK``, are made afresh)."""
+    if chunk > 4 * CHUNK or width * dtype.itemsize < 1 << 16:
+        return [np.empty(width, dtype=dtype) for _ in range(count)]
+    cache = getattr(_SCRATCH, "buffers", None)
+    if cache is None or len(cache) > 8:  # a few (dtype, chunk, use) kinds at most
+        cache = _SCRATCH.buffers = {}
+    kept = cache.setdefault((dtype.str, chunk, use), [])
+    kept.extend(np.empty(chunk, dtype=dtype) for _ in range(count - len(kept)))
+    return [b[:width] for b in kept[:count]]
+
+
+def release_scratch() -> int:
+    """Let go of this thread's kept scratch buffers; returns the bytes released.
+
+    >>> import roofline_sym as rs
+    >>> _ = rs.linear("tensorwise").on("h100").evaluate([4096.0] * 100_000, 4096, 4096)
+    >>> release_scratch() > 0, release_scratch()
+    (True, 0)
+    """
+    cache = getattr(_SCRATCH, "buffers", None) or {}
+    _SCRATCH.buffers = {}
+    return sum(b.nbytes for kept in cache.values() for b in kept)
+
+
 def _group_members(compiled: CompiledTerms) -> list[list[int]]:
     return [[i for i, t in enumerate(compiled.terms) if (t.side, t.group) == key]
             for key in GROUPS]
 
 
 def _group_regimes(groups, times, regimes, acc, outs) -> None:
-    """Per group, the regime whose terms hold the most time (the first on ties)."""
+    """Per group, the regime whose terms hold the most time (the first on ties,
+    as ``np.argmax``); ``acc``: a buffer per regime and one more."""
+    *sums, best = acc
+    last = len(sums) - 1
     for members, out in zip(groups, outs):
         if not members:
             out.fill(-1)
             continue
-        acc.fill(0.0)
+        for a in sums:
+            a.fill(0.0)
         for i in members:
-            for r in range(len(REGIMES)):
-                np.add(acc[r], times[i], out=acc[r], where=np.equal(regimes[i], r))
-        np.copyto(out, np.argmax(acc, axis=0), casting="unsafe")
+            for r, a in enumerate(sums):
+                np.add(a, times[i], out=a, where=np.equal(regimes[i], r))
+        out.fill(last)
+        np.copyto(best, sums[last])
+        for r in range(last - 1, -1, -1):  # downwards: an equal earlier regime wins
+            np.copyto(out, r, where=np.greater_equal(sums[r], best))
+            np.maximum(best, sums[r], out=best)
