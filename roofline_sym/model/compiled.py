@@ -559,7 +559,7 @@ class Program:
                 lines.append(f"_regime({dest}, ({operands},), {regimes!r})")
                 continue
             if fn == "least":
-                lines.append(f"least = {operands}.min()")
+                lines.append(f"least = minimum.reduce({operands})")
                 continue
             if fn == "copy":
                 lines.append(f"copyto({dest}, {operands})")
@@ -830,7 +830,7 @@ _MAX_BITS = {np.dtype(np.float64): (np.uint64, int(np.float64(SHAPE_MAX).view(np
 def _check_bits(x: np.ndarray, original: Any, name: str) -> None:
     """``_check`` but for +0: one reduction (a shape product's minimum finds zeros)."""
     kind, bound = _MAX_BITS.get(x.dtype, (None, 0))
-    if kind is None or (x.size and x.view(kind).max() > bound):
+    if kind is None or (x.size and np.maximum.reduce(x.view(kind)) > bound):
         _check(x, original, name)
 
 

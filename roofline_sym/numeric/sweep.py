@@ -81,7 +81,10 @@ class _Block:
         for name in COLUMNS:
             if name in self.meta:
                 value = self.meta[name]
-                out[name] = np.full(n, value, dtype=object if isinstance(value, str) else None)
+                # fill, not np.full: np.full copies an object into each cell one by one
+                out[name] = np.empty(n, dtype=object if isinstance(value, str) else
+                                     np.asarray(value).dtype)
+                out[name].fill(value)
             elif name in ("M", "K", "N"):
                 out[name] = getattr(s, name)[rows]
             elif name == "count":
