@@ -40,7 +40,8 @@ from __future__ import annotations
 import numbers
 import threading
 from collections import Counter
-from functools import lru_cache, reduce
+from fractions import Fraction
+from functools import cached_property, lru_cache, reduce
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -690,8 +691,6 @@ class CompiledTerms(_Evaluator):
         self._builder = self._build(_Builder(coef, _with_common_parts(planning.planned)),
                                     pieces)
         self.coefficients = tuple(coef.exprs)
-        self._coefficient_fn = sympy.lambdify(self.free, list(self.coefficients),
-                                              modules=_LAMBDIFY_MODULES)
         self._programs: dict[tuple, Program] = {}
 
     def _build(self, b: _Builder, pieces: list[sympy.Expr]) -> _Builder:
@@ -739,6 +738,12 @@ class CompiledTerms(_Evaluator):
             self._programs[key] = Program(self, outputs, terms)
         return self._programs[key]
 
+    @cached_property
+    def _coefficient_fn(self) -> Callable:
+        """The coefficients from numbers or arrays of the free symbols (made on the
+        first evaluation of the unbound terms: a bound model does not need it)."""
+        return sympy.lambdify(self.free, list(self.coefficients), modules=_LAMBDIFY_MODULES)
+
     def bind(self, values: Mapping[sympy.Symbol, Any]) -> "BoundTerms":
         """These terms with every free symbol given a value: exact (SymPy numbers,
         so the coefficients are rounded once) or floats."""
@@ -746,7 +751,7 @@ class CompiledTerms(_Evaluator):
         if missing:
             raise ValueError(f"no value for {missing}")
         exact = {s: sympy.sympify(values[s]) for s in self.free}
-        return BoundTerms(self, tuple(float(e.xreplace(exact)) for e in self.coefficients))
+        return BoundTerms(self, tuple(_exact_float(e, exact) for e in self.coefficients))
 
     def __repr__(self) -> str:
         return (f"CompiledTerms({len(self._terms)} terms, {len(self.coefficients)} "
@@ -777,6 +782,35 @@ def compile_terms(terms: Iterable[Term]) -> CompiledTerms:
     True
     """
     return _compile_cached(tuple((t.id, t.pieces) for t in terms))
+
+
+def _exact_float(e: sympy.Expr, values: Mapping[sympy.Symbol, sympy.Expr]) -> float:
+    """``e`` at exact ``values``, rounded once to a float: in ``Fraction`` arithmetic
+    where ``e`` is built of sums, products, integer powers, maxima and minima of
+    rationals (every coefficient of the shipped models), else through SymPy."""
+    value = _fraction(e, values)
+    return float(e.xreplace(values)) if value is None else float(value)
+
+
+def _fraction(e: sympy.Expr, values: Mapping) -> Fraction | None:
+    if e.is_Symbol:
+        v = values.get(e)
+        return Fraction(int(v.p), int(v.q)) if v is not None and v.is_Rational else None
+    if e.is_Rational:
+        return Fraction(int(e.p), int(e.q))
+    if e.is_Pow and e.exp.is_Integer:
+        base = _fraction(e.base, values)
+        return None if base is None or (base == 0 and e.exp < 0) else base ** int(e.exp)
+    if e.is_Add or e.is_Mul or isinstance(e, (sympy.Max, sympy.Min)):
+        args = [_fraction(a, values) for a in e.args]
+        if any(a is None for a in args):
+            return None
+        if e.is_Add:
+            return sum(args, Fraction(0))
+        if e.is_Mul:
+            return reduce(lambda a, b: a * b, args, Fraction(1))
+        return max(args) if isinstance(e, sympy.Max) else min(args)
+    return None
 
 
 # -- the evaluation loop -------------------------------------------------------------------

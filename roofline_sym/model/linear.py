@@ -271,8 +271,8 @@ class Linear:
         of the unbound terms; a bound model passes its exact numbers to that."""
         if self.hardware is not None and self.unbound is not None:
             unbound = compile_terms(self.unbound.terms)
-            values = self.hardware.values_for(self.unbound.free_hardware_symbols)
-            if set(unbound.free) <= set(values):
+            values = self.hardware.parameters
+            if all(s in values for s in unbound.free):
                 return unbound.bind(values)
         return compile_terms(self.terms)
 
