@@ -948,11 +948,10 @@ class _Run:
         with np.errstate(all="ignore"):
             start = 0
             check = _check_bits if program.checks_zero else _check
+            shaped = [(i, _SHAPES[i], (M, K, N)[i]) for i, _ in walked if i < n_shapes]
             for views, n in self._chunks(walked, size, dtype, chunk):
                 args = list(self.fixed)
                 for (i, _), v in zip(walked, views):
-                    if i < n_shapes:
-                        check(v, (M, K, N)[i], _SHAPES[i])
                     args[i] = v
                 if self.per_chunk:
                     args[n_shapes:] = [c if np.ndim(c) == 0 else np.asarray(c, dtype=dtype)
@@ -960,10 +959,12 @@ class _Run:
                 end = start + n
                 bufs = scratch if n == width else [b[:n] for b in scratch]
                 least = program.run(*args, *(s[start:end] for s in sinks), *bufs)
+                # the shapes checked after the chunk's work, while they are in cache
+                for i, name, original in shaped:
+                    check(args[i], original, name)
                 if program.checks_zero and not least > 0:  # a zero shape (or underflow)
-                    for (i, _), v in zip(walked, views):
-                        if i < n_shapes:
-                            _check(v, (M, K, N)[i], _SHAPES[i])
+                    for i, name, original in shaped:
+                        _check(args[i], original, name)
                 if terms is True:
                     _group_regimes(groups, bufs[:n_terms], bufs[n_terms:2 * n_terms],
                                    [a[:n] for a in acc], [self.result[k].reshape(-1)[start:end]
