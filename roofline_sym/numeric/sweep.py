@@ -118,15 +118,6 @@ class SweepResult(Table):
         """
         return to_xarray(self._blocks, OUTPUTS)
 
-    def to_xarray(self):
-        """An ``xarray.Dataset`` with dimensions gpu, recipe, shape (and mode,
-        fuse, preset where they vary), the seven outputs as variables
-        (``frames.to_xarray``; xarray is optional, imported only here):
-        ``sweep(model_grid(["tensorwise", "rowwise"], ["h100", "b200"]),
-        "llama3-8b").to_xarray()`` has sizes gpu 2, recipe 2, shape 7.
-        """
-        return to_xarray(self._blocks, OUTPUTS)
-
     def model_total(self) -> Table:
         """Per (model, shape set): count-weighted total times and overall speedup.
 
