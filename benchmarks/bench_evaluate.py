@@ -1,25 +1,38 @@
-"""How fast is ``Linear.evaluate``?  A script, not a test.
+"""How fast is ``Linear.evaluate``, and how much memory does it use?  A script,
+not a test (see benchmarks/README.md for what it measures and how to read it).
 
-    python benchmarks/bench_evaluate.py [--shapes 1000000] [--repeat 5]
+    python benchmarks/bench_evaluate.py [--sizes 1e6 1e7] [--repeat 7]
 
 1. ``evaluate`` of one model (torchao preset, tensorwise, training, fused, on
-   torchao's "NVIDIA H100") at random shapes, compiled once, against the same
-   formulas written by hand in numpy from the torchao 0.18 model
-   (cost-models.md section 2); the two must agree (max relative difference).
+   torchao's "NVIDIA H100") at random shapes, against a strong hand-written
+   numpy version of the same model: chunked, in place, constants folded,
+   shared products and sums computed once, the three identical bf16 GEMMs
+   computed once.  Both are verified equal first (1e-12 relative), then timed
+   side by side in one process, alternating, and the medians compared; for
+   each, the memory it allocates beyond the arrays it returns (tracemalloc,
+   which sees numpy's allocations).  A whole-array numpy version (one
+   temporary per operation) is shown for reference.
 2. ``sympy`` ``subs`` per shape (what torchao's scripts do) on a few hundred
-   shapes, extrapolated to the same number of shapes.
-3. ``sweep`` of every default GPU x every training recipe x torchao's 512-shape
-   ``sweep`` set, cold (models built and compiled) and warm (compiled).
+   shapes, extrapolated.
+3. Compilation once per recipe and mode: every default GPU x every training
+   recipe, bound, compiled and evaluated; how many compilations that took.
+4. ``sweep`` of those models over torchao's 512-shape ``sweep`` set, cold and
+   warm.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import statistics
 import time
+import tracemalloc
 
 import numpy as np
+from numpy import add, divide, maximum, multiply
 
 import roofline_sym as rs
+from roofline_sym.model.compiled import CHUNK, release_scratch
 from roofline_sym.numeric.sweep import model_grid, sweep
 
 # torchao 0.18, "NVIDIA H100" (cost-models.md 2.1): dense peaks, one GEMM
@@ -28,111 +41,217 @@ P_BF16, P_FP8, ETA_GEMM = 989e12, 1979e12, 0.78
 BW, ETA_MEM, LAUNCH = 2.4e12, 0.92, 2e-6
 
 
-def numpy_tensorwise_fused(M, K, N):
-    """The torchao model of a tensorwise, fused, training linear, by hand."""
+def hand_numpy(M, K, N, seven=False, chunk=CHUNK):
+    """The torchao model of a tensorwise, fused, training linear, written by hand
+    as a performance engineer would: chunks of ``chunk`` shapes in reused
+    buffers, in place, constants folded, ``KM + KN + MN`` shared by every GEMM's
+    bytes, the three bf16 GEMMs (identical) computed once, the five launch-only
+    casts one constant.  The speedup, or (``seven``) the seven outputs."""
+    n = len(M)
+    c_bf16, c_fp8 = 2 / (P_BF16 * ETA_GEMM), 2 / (P_FP8 * ETA_GEMM)
+    d = 1 / (BW * ETA_MEM)
+    names = ("baseline_gemm_time", "baseline_overhead_time", "lowp_gemm_time",
+             "lowp_overhead_time", "baseline_time", "lowp_time", "speedup")
+    out = {k: np.empty(n) for k in (names if seven else ("speedup",))}
+    full = [np.empty(chunk) for _ in range(9)]
+    for a in range(0, n, chunk):
+        b = min(a + chunk, n)
+        km, kn, mn, kmn, s, t, base, gemm, ovhd = (x[:b - a] for x in full)
+        m, k, nn = M[a:b], K[a:b], N[a:b]
+        multiply(k, m, km)
+        multiply(k, nn, kn)
+        multiply(m, nn, mn)
+        multiply(km, nn, kmn)
+        add(km, kn, s)
+        add(s, mn, s)  # S = KM + KN + MN: a bf16 GEMM moves 2S bytes
+        # bf16: three identical GEMMs, Max(2MKN / Pb, 2S / BW, L) each
+        multiply(s, 2 * d, base)
+        multiply(kmn, c_bf16, t)
+        maximum(base, t, out=base)
+        maximum(base, LAUNCH, out=base)
+        multiply(base, 3.0, base)
+        # fp8 GEMMs: Max(2MKN / Pf, (S + X) / BW, L), X = MN, KM, KN
+        multiply(kmn, c_fp8, kmn)
+        add(s, mn, gemm)
+        multiply(gemm, d, gemm)
+        maximum(gemm, kmn, out=gemm)
+        maximum(gemm, LAUNCH, out=gemm)
+        for x in (km, kn):
+            add(s, x, t)
+            multiply(t, d, t)
+            maximum(t, kmn, out=t)
+            maximum(t, LAUNCH, out=t)
+            add(gemm, t, gemm)
+        # casts, each at least L: input 4MK, weight 2KN and twice 3KN,
+        # grad_output 4MN; and five that only launch
+        multiply(km, 4 * d, ovhd)
+        maximum(ovhd, LAUNCH, out=ovhd)
+        multiply(kn, 2 * d, t)
+        maximum(t, LAUNCH, out=t)
+        add(ovhd, t, ovhd)
+        multiply(kn, 6 * d, t)
+        maximum(t, 2 * LAUNCH, out=t)
+        add(ovhd, t, ovhd)
+        multiply(mn, 4 * d, t)
+        maximum(t, LAUNCH, out=t)
+        add(ovhd, t, ovhd)
+        add(ovhd, 5 * LAUNCH, ovhd)
+        if seven:
+            out["baseline_gemm_time"][a:b] = base
+            out["baseline_overhead_time"][a:b] = 0.0
+            out["lowp_gemm_time"][a:b] = gemm
+            out["lowp_overhead_time"][a:b] = ovhd
+            out["baseline_time"][a:b] = base
+            add(gemm, ovhd, out["lowp_time"][a:b])
+            divide(base, out["lowp_time"][a:b], out["speedup"][a:b])
+        else:
+            add(gemm, ovhd, gemm)
+            divide(base, gemm, out["speedup"][a:b])
+    return out
 
-    def gemm(m, k, n, operand_bytes, peak):  # 2.2: output always bf16
-        flops = 2 * m * k * n
+
+def whole_array_numpy(M, K, N):
+    """The same formulas on whole arrays, one temporary per operation."""
+    def gemm(m, k, n, operand_bytes, peak):
         nbytes = operand_bytes * (m * k + k * n) + 2 * m * n
-        return np.maximum(np.maximum(flops / (peak * ETA_GEMM), nbytes / (BW * ETA_MEM)),
-                          LAUNCH)
+        return np.maximum(np.maximum(2 * m * k * n / (peak * ETA_GEMM),
+                                     nbytes / (BW * ETA_MEM)), LAUNCH)
 
-    def kernel(nbytes):  # every cast kernel pays at least the launch floor
+    def kernel(nbytes):
         return np.maximum(nbytes / (BW * ETA_MEM), LAUNCH)
 
-    # 2.3: output (M, K, N), grad_input (M, N, K), grad_weight (K, M, N)
     dims = ((M, K, N), (M, N, K), (K, M, N))
     bf16 = sum(gemm(*d, 2, P_BF16) for d in dims)
-    fp8 = sum(gemm(*d, 1, P_FP8) for d in dims)
-    # tensorwise, fused: input and grad_output [0, 0, 4n], weight [2n, 0, 3n, 3n]
-    zero = np.zeros_like(M * K)
-    ovhd = (kernel(zero) + kernel(zero) + kernel(4 * M * K)
-            + kernel(2 * K * N) + kernel(zero * N) + kernel(3 * K * N) + kernel(3 * K * N)
-            + kernel(zero) + kernel(zero) + kernel(4 * M * N))
-    lowp = fp8 + ovhd
-    return {"baseline_gemm_time": bf16, "baseline_overhead_time": np.zeros_like(bf16),
-            "lowp_gemm_time": fp8, "lowp_overhead_time": ovhd, "baseline_time": bf16,
-            "lowp_time": lowp, "speedup": bf16 / lowp}
+    lowp = (sum(gemm(*d, 1, P_FP8) for d in dims) + 5 * LAUNCH + kernel(4 * M * K)
+            + kernel(2 * K * N) + 2 * kernel(3 * K * N) + kernel(4 * M * N))
+    return {"speedup": bf16 / lowp}
 
 
-def best_of(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+def scratch_mib(fn) -> float:
+    """MiB ``fn()`` allocates at its peak beyond the arrays it returns, on a first
+    call (evaluate's scratch buffers, kept between calls, are released first)."""
+    release_scratch()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        out = fn()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return (peak - sum(a.nbytes for a in out.values())) / 2**20
+
+
+def side_by_side(fns: dict, repeat: int, clock=time.process_time) -> dict[str, list[float]]:
+    """Each function timed ``repeat`` times, interleaved (the order rotating), so
+    the machine's load falls on all of them alike.  ``clock``: this process's
+    CPU time by default (the work is single-threaded numpy), which other
+    processes on a shared machine disturb less than the wall clock."""
+    times = {name: [] for name in fns}
+    order = list(fns)
+    for r in range(repeat):
+        for name in order[r % len(order):] + order[:r % len(order)]:
+            gc.collect()
+            t0 = clock()
+            fns[name]()
+            times[name].append(clock() - t0)
+    return times
+
+
+def max_rel(a: dict, b: dict) -> float:
+    return max(float(np.max(np.abs(a[k] - b[k]) / np.abs(b[k]))) for k in b
+               if np.any(b[k]) or np.any(a[k]))
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shapes", type=int, default=1_000_000)
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--subs", type=int, default=200, help="shapes timed with sympy subs")
+    ap.add_argument("--sizes", type=float, nargs="+", default=[1e6, 1e7])
+    ap.add_argument("--repeat", type=int, default=11)
+    ap.add_argument("--subs", type=int, default=20, help="shapes timed with sympy subs")
     args = ap.parse_args()
-
-    rng = np.random.default_rng(0)
-    # log-uniform integer shapes from 16 to 65536: launch-, memory- and compute-bound
-    M, K, N = (np.round(np.exp(rng.uniform(np.log(16), np.log(65536), args.shapes)))
-               for _ in range(3))
 
     model = rs.linear("tensorwise", mode="training", fuse=True, preset="torchao")
     bound = model.on("NVIDIA H100")
     t0 = time.perf_counter()
-    bound.evaluate(M=M[:10], K=K[:10], N=N[:10])  # compile once
+    bound.evaluate(M=[16.0], K=[16.0], N=[16.0])
     compile_s = time.perf_counter() - t0
 
-    t_eval = best_of(lambda: bound.evaluate(M=M, K=K, N=N), args.repeat)
-    t_numpy = best_of(lambda: numpy_tensorwise_fused(M, K, N), args.repeat)
-    ours, ref = bound.evaluate(M=M, K=K, N=N), numpy_tensorwise_fused(M, K, N)
-    rel = max(float(np.max(np.abs(ours[k] - ref[k]) / np.maximum(np.abs(ref[k]), 1e-300)))
-              for k in ours)
+    print(f"roofline_sym {rs.__version__}: {bound!r}; chunks of {CHUNK} shapes")
+    print(f"seconds: median CPU time of {args.repeat} interleaved runs; ratio: evaluate / "
+          f"hand (wall: the same on the wall clock)")
+    print()
+    head = (f"{'shapes':>10}  {'outputs':<8}{'evaluate s':>11}{'hand s':>9}{'ratio':>7}"
+            f"{'(wall)':>7}{'whole s':>9}   {'scratch MiB: evaluate':>21}{'hand':>7}"
+            f"{'whole':>8}")
+    print(head)
+    ok = True
+    rng = np.random.default_rng(0)
+    for size in map(int, args.sizes):
+        # log-uniform integer shapes from 16 to 65536: launch-, memory- and compute-bound
+        M, K, N = (np.round(np.exp(rng.uniform(np.log(16), np.log(65536), size)))
+                   for _ in range(3))
+        for outputs, seven in ((("speedup",), False), (rs.OUTPUTS, True)):
+            ours = bound.evaluate(M, K, N, outputs=outputs)
+            hand = hand_numpy(M, K, N, seven)
+            rel = max_rel(ours, hand)
+            if rel > 1e-12:
+                print(f"evaluate and the hand version differ: {rel:.2e}")
+                return 1
+            del ours, hand
+            fns = {"evaluate": lambda: bound.evaluate(M, K, N, outputs=outputs),
+                   "hand": lambda: hand_numpy(M, K, N, seven)}
+            if not seven:
+                fns["whole"] = lambda: whole_array_numpy(M, K, N)
+            t = {k: statistics.median(v) for k, v in side_by_side(fns, args.repeat).items()}
+            wall = {k: statistics.median(v) for k, v in
+                    side_by_side(fns, args.repeat, time.perf_counter).items()}
+            mem = {k: scratch_mib(fn) for k, fn in fns.items()}
+            ratio, wall_ratio = t["evaluate"] / t["hand"], wall["evaluate"] / wall["hand"]
+            whole = f"{t['whole']:9.3f}" if "whole" in t else f"{'-':>9}"
+            whole_mem = f"{mem['whole']:8.1f}" if "whole" in mem else f"{'-':>8}"
+            print(f"{size:>10.0e}  {'1' if not seven else '7':<8}{t['evaluate']:11.3f}"
+                  f"{t['hand']:9.3f}{ratio:7.2f}{wall_ratio:7.2f}{whole}   "
+                  f"{mem['evaluate']:21.1f}{mem['hand']:7.1f}{whole_mem}")
+            ok &= ratio <= 1.0 and mem["evaluate"] <= 16
+        del M, K, N
+    print()
 
-    n_subs = min(args.subs, args.shapes)
+    n_subs = args.subs
+    m, k, n = (np.round(np.exp(rng.uniform(np.log(16), np.log(65536), n_subs)))
+               for _ in range(3))
     expr = bound.speedup
     t0 = time.perf_counter()
-    subs_vals = [float(expr.subs({rs.M: int(M[i]), rs.K: int(K[i]), rs.N: int(N[i])}))
-                 for i in range(n_subs)]
+    subs = [float(expr.subs({rs.M: int(m[i]), rs.K: int(k[i]), rs.N: int(n[i])}))
+            for i in range(n_subs)]
     per_subs = (time.perf_counter() - t0) / n_subs
-    subs_rel = float(np.max(np.abs(np.array(subs_vals) - ours["speedup"][:n_subs])
-                            / ours["speedup"][:n_subs]))
+    subs_rel = float(np.max(np.abs(np.array(subs) / bound.evaluate(m, k, n)["speedup"] - 1)))
+    t_eval = statistics.median(side_by_side(
+        {"e": lambda: bound.evaluate(m, k, n, outputs="speedup")}, args.repeat)["e"])
+    print(f"sympy subs: {per_subs * 1e3:.2f} ms per shape ({n_subs} shapes, "
+          f"{per_subs * n_subs / t_eval:,.0f}x evaluate on them; max relative difference "
+          f"{subs_rel:.1e})")
 
     t0 = time.perf_counter()
     models = model_grid(None, None, mode="training")
     build_s = time.perf_counter() - t0
     t0 = time.perf_counter()
+    for mb in models:
+        mb.evaluate(8192.0, 8192.0, 8192.0, outputs="speedup")
+    first_s = time.perf_counter() - t0
+    compiled = len({id(mb.compiled.compiled) for mb in models})
+    print(f"evaluate's first call: {compile_s:.3f} s for one model; {first_s:.2f} s for "
+          f"{len(models)} bound models ({compiled} compilations, one per recipe; "
+          f"+ {build_s:.2f} s to build and bind them)")
+    t0 = time.perf_counter()
     res = sweep(models, "sweep")
     cold_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    sweep(models, "sweep")
-    warm_s = time.perf_counter() - t0
-
-    n = args.shapes
-    print(f"roofline_sym {rs.__version__}: {n:,} random shapes, best of {args.repeat}")
+    warm_s = statistics.median(side_by_side({"s": lambda: sweep(models, "sweep")},
+                                            max(3, args.repeat // 2))["s"])
+    print(f"sweep {len(models)} models x 512 shapes ({len(res):,} rows): {cold_s:.2f} s cold "
+          f"(break-even solved per model), {warm_s:.2f} s warm")
     print()
-    rows = [
-        ("Linear.evaluate (warm)", t_eval, t_eval / n, ""),
-        ("hand-written numpy", t_numpy, t_numpy / n,
-         f"evaluate / numpy = {t_eval / t_numpy:.2f}x"),
-        (f"sympy subs ({n_subs} shapes)", per_subs * n, per_subs,
-         f"extrapolated; {per_subs * n / t_eval:,.0f}x evaluate"),
-        ("evaluate: first compile", compile_s, None, "lambdify, once per model"),
-        (f"sweep {len(models)} models x 512, cold", cold_s, cold_s / len(res),
-         f"{len(res):,} rows; + {build_s:.2f} s to build and bind the models"),
-        (f"sweep {len(models)} models x 512, warm", warm_s, warm_s / len(res),
-         "models already compiled"),
-    ]
-    print(f"{'what':<34}{'total s':>12}{'per shape s':>14}  note")
-    for what, total, per, note in rows:
-        per_text = "-" if per is None else f"{per:.3g}"
-        print(f"{what:<34}{total:>12.4g}{per_text:>14}  {note}")
-    print()
-    print(f"max relative difference, evaluate vs numpy (7 outputs): {rel:.2e}")
-    print(f"max relative difference, evaluate vs sympy subs (speedup): {subs_rel:.2e}")
-    # the goal: no slower than the hand-written formula; fail above 1.5x
-    ok = t_eval <= 1.5 * t_numpy and rel <= 1e-12
-    print(f"check (evaluate <= 1.5x numpy, values identical): {'pass' if ok else 'FAIL'}")
-    return 0 if ok else 1
+    print(f"check (evaluate no slower than the hand version, at most 16 MiB of scratch): "
+          f"{'pass' if ok else 'FAIL'}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ from . import symbols as S
 
 __all__ = [
     "SHAPE_MAX", "MAX_ELEMENTS", "MAX_ROWS", "InputTypeError", "Range", "RANGES",
-    "FIELD_KINDS", "field_kind", "symbol_kind", "check_range", "hardware_array",
+    "FIELD_KINDS", "field_kind", "symbol_kind", "check_range", "hardware_array", "plausible",
     "show", "escape", "label", "has_control", "text", "choice", "unknown_name", "items", "count",
     "parse_number", "positive_array", "positive_number", "broadcast_shape", "check_size",
     "formula", "expression",
@@ -64,7 +64,8 @@ __all__ = [
 SHAPE_MAX = 2 ** 53  # beyond it float64 stops counting elements exactly (and 2MKN overflows)
 # one request: the values evaluated at once (each output array is 8 bytes a value)
 MAX_ELEMENTS = 2 ** 26
-# one table (a shape set, a sweep): rows held with their names and columns
+# one table held whole with its text columns (a sweep's result, a measurement
+# file); shape sets (five numbers a row) take up to MAX_ELEMENTS rows
 MAX_ROWS = 2 ** 22
 
 
@@ -304,6 +305,17 @@ def symbol_kind(name: str) -> str | None:
         if name.startswith(prefix):
             return kind
     return {"BW": "byte_rate", "t_launch": "seconds", "B_half": "half_bytes"}.get(name)
+
+
+def plausible(name: str) -> float:
+    """A value inside the range of the hardware symbol ``name`` (1.0 if it has
+    none): a stand-in for checking names before the values are known.
+
+    >>> plausible("BW") in RANGES["byte_rate"], plausible("eta_fp8")
+    (True, 1.0)
+    """
+    kind = symbol_kind(name)
+    return RANGES[kind].high if kind is not None else 1.0
 
 
 def _number_text(value: Any) -> str:
@@ -646,19 +658,29 @@ def path(value: Any, what: str = "path") -> str:
 MAX_FILE_BYTES = 256 * 2 ** 20
 
 
-def read_text(value: Any, what: str) -> tuple[str, str]:
-    """``(path, text)`` of a UTF-8 data file (a byte-order mark reads like none):
-    a regular file of at most ``MAX_FILE_BYTES`` (not a device or a pipe that
-    never ends); errors name the file."""
+def data_file(value: Any, what: str) -> str:
+    """The path of a data file to read: a regular file (not a device or a pipe
+    that never ends) of at most ``MAX_FILE_BYTES``; errors name the file."""
     name = path(value, what)
     shown = label(name)
     try:
         info = os.stat(name)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{shown}: cannot read {what} (not a regular file)")
-        if info.st_size > MAX_FILE_BYTES:
-            raise ValueError(f"{shown}: cannot read {what} ({info.st_size} bytes; at most "
-                             f"{MAX_FILE_BYTES})")
+    except OSError as exc:
+        raise ValueError(f"{shown}: cannot read {what} ({exc.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"{shown}: cannot read {what} (not a regular file)")
+    if info.st_size > MAX_FILE_BYTES:
+        raise ValueError(f"{shown}: cannot read {what} ({info.st_size} bytes; at most "
+                         f"{MAX_FILE_BYTES})")
+    return name
+
+
+def read_text(value: Any, what: str) -> tuple[str, str]:
+    """``(path, text)`` of a UTF-8 data file (``data_file``; a byte-order mark
+    reads like none)."""
+    name = data_file(value, what)
+    shown = label(name)
+    try:
         with open(name, "rb") as f:
             raw = f.read(MAX_FILE_BYTES + 1)
     except OSError as exc:

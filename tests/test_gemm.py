@@ -79,7 +79,7 @@ H100 = rs.hardware("h100-sxm").parameters
 dims = st.integers(min_value=1, max_value=1 << 16)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=2 * settings.default.max_examples)
 @given(m=dims, k=dims, n=dims, which=st.sampled_from("mkn"), factor=st.integers(2, 64),
        fmt=st.sampled_from(["bf16", "fp8_e4m3", "fp4_e2m1"]),
        model=st.sampled_from(["roofline", "compute"]))

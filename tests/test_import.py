@@ -1,6 +1,7 @@
 """The core import stays light: no torch, and little beyond sympy + numpy."""
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -32,11 +33,15 @@ def test_building_a_model_loads_no_torch():
 
 
 def test_import_cost_at_most_1_3x_sympy_numpy():
-    # one process: time sympy+numpy, then the extra cost of roofline_sym on top
+    # one process: time sympy+numpy, then the extra cost of roofline_sym on top;
+    # with bytecode written (the first run) and read (the best of the others), as
+    # an installed package has it: compiling sources is not work an import does
     code = ("import time; t0 = time.perf_counter(); import sympy, numpy;"
             "t1 = time.perf_counter(); import roofline_sym; t2 = time.perf_counter();"
             "print((t2 - t0) / (t1 - t0))")
-    ratios = [float(_run(code)) for _ in range(3)]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    ratios = [float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                   text=True, check=True).stdout) for _ in range(3)]
     assert min(ratios) <= 1.3, ratios
 
 

@@ -157,7 +157,7 @@ def test_seed_oracle_fixed_shapes(seed, roles, c):
     assert_matches_seed(seed, roles, c, ALIGNED + RAGGED)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=3 * settings.default.max_examples)
 @given(combo=st.sampled_from(COMBOS),
        shape=st.tuples(*[st.one_of(st.integers(1, 2**17),
                                    st.floats(1, 2**17, allow_nan=False, allow_infinity=False))

@@ -7,7 +7,9 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from roofline_sym.numeric.shapes import ShapeSet, grid, list_shape_sets, load_shape_sets, shape_set
+from roofline_sym.numeric import shapes as shapes_module
+from roofline_sym.numeric.shapes import (RowNames, ShapeSet, grid, list_shape_sets,
+                                        load_shape_sets, shape_set)
 
 try:
     import tomllib
@@ -307,3 +309,39 @@ def test_bad_toml_is_named(tmp_path, edit, message):
     p.write_text(TINY.replace(*edit))
     with pytest.raises(ValueError, match=message):
         load_shape_sets(p)
+
+
+def test_long_csv_reads_block_by_block_as_row_by_row(tmp_path, monkeypatch):
+    # more rows than one block of the reader (made small here); the second
+    # block has a blank line, an empty count and a name, so it is read row by row
+    monkeypatch.setattr(shapes_module, "_BLOCK", 64)
+    n = 64 + 100
+    lines = [f"{i + 1},{2 * i + 1},3,," for i in range(n)]
+    lines[n - 50] = ""
+    lines[n - 20] = f"{n - 19},1e3,  7 ,last,3"
+    p = tmp_path / "long.csv"
+    p.write_text("M,K,N,name,count\n" + "\n".join(lines) + "\n")
+    s = ShapeSet.from_file(p)
+    assert len(s) == n - 1
+    assert s.M[:3].tolist() == [1, 2, 3] and s.M[-1] == n
+    row = n - 21  # the named row, after the blank line
+    assert (s.names[row], s.M[row], s.K[row], s.N[row], s.counts[row]) == \
+        ("last", n - 19, 1000, 7, 3)
+    assert s.names[row - 1] == str(row - 1) and s.counts[0] == 1
+    lines[n - 10] = f"{n},abc,3,,"
+    p.write_text("M,K,N,name,count\n" + "\n".join(lines) + "\n")
+    # the row count skips the blank line; the line number does not
+    with pytest.raises(ValueError, match=f"row {n - 10} \\(line {n - 8}\\): column K: 'abc' "
+                                         "is not a number"):
+        ShapeSet.from_file(p)
+
+
+def test_default_row_names_are_made_when_read():
+    s = ShapeSet.from_arrays(np.arange(1, 10**6 + 1), 4096, 4096)
+    assert isinstance(s.names, RowNames) and len(s.names) == 10**6
+    assert s.names[0] == "0" and s.names[-1] == "999999" and s.names[5:7] == ("5", "6")
+    assert list(ShapeSet.from_arrays([1, 2], 3, 4).names) == ["0", "1"]
+    assert ShapeSet.from_arrays([1, 2], 3, 4).names == ("0", "1") == RowNames(2)
+    assert RowNames(2) != ("0", "2") and repr(RowNames(10**6)) == "RowNames(1000000)"
+    with pytest.raises(IndexError):
+        s.names[10**6]

@@ -14,9 +14,10 @@ import pytest
 
 import roofline_sym as rs
 from roofline_sym.model.linear import OUTPUTS
-from roofline_sym.numeric.shapes import grid, shape_set
-from roofline_sym.numeric.sweep import COLUMNS, model_grid, sweep
-from roofline_sym.numeric.table import header
+from roofline_sym.numeric.shapes import ShapeSet, grid, shape_set
+from roofline_sym.numeric.sweep import (COLUMNS, model_grid, sweep, sweep_chunks, sweep_totals,
+                                        write_sweep)
+from roofline_sym.numeric.table import Table, export_rows, header, write_csv, write_json
 
 
 @lru_cache(maxsize=None)
@@ -117,8 +118,13 @@ def test_breakeven_once_per_model(monkeypatch):
         return real(model, **kw)
 
     monkeypatch.setattr(module, "breakeven", counting)
-    sweep(_models()[:2], ["pow2", "llama", "sweep"])
-    assert calls == _models()[:2]
+    models = [rs.linear("tensorwise").on("h100"), rs.linear("rowwise").on("h100")]
+    sweep(models, ["pow2", "llama", "sweep"])
+    assert calls == models
+    # kept with the model: a second sweep (or its totals) solves nothing again
+    sweep(models, "pow2")
+    module.sweep_totals(models[:1], "llama")
+    assert calls == models
 
 
 def test_cube_context():
@@ -257,3 +263,96 @@ def test_table_format_prints_integral_floats_as_integers():
                         ["1", "1.235e+05"]]
     text = sweep(_model(), grid(16384, 8192, 28672)).format(["M", "K", "N"])
     assert text.splitlines()[1].split() == ["16384", "8192", "28672"]
+
+
+# -- streaming --------------------------------------------------------------------------
+def _sets():
+    rng = np.random.default_rng(2)
+    m, k, n = (np.round(np.exp(rng.uniform(np.log(16), np.log(65536), 40))) for _ in range(3))
+    return ["pow2", shape_set("llama3-8b", M=2048), ShapeSet.from_arrays(m, k, n)]
+
+
+def test_chunks_are_the_sweep_a_chunk_at_a_time():
+    models, sets = _models(), _sets()
+    whole = sweep(models, sets)
+    chunks = list(sweep_chunks(models, sets, rows=7))
+    assert all(0 < len(t) <= 7 and t.columns == list(COLUMNS) for t in chunks)
+    assert sum(len(t) for t in chunks) == len(whole)
+    for c in COLUMNS:
+        joined = np.concatenate([t[c] for t in chunks])
+        assert joined.tolist() == whole[c].tolist(), c
+    totals = sweep_totals(models, sets).rows
+    for got, want in zip(totals, whole.model_total().rows, strict=True):
+        assert got.keys() == want.keys()
+        for key, value in want.items():
+            if isinstance(value, float):
+                assert got[key] == pytest.approx(value, rel=1e-15, nan_ok=True), key
+            else:
+                assert got[key] == value, key
+    with pytest.raises(ValueError, match="rows must be a positive integer"):
+        sweep_chunks(models, sets, rows=0)
+    with pytest.raises(ValueError, match="no models"):
+        sweep_chunks([], sets)  # checked when called, not at the first chunk
+
+
+@pytest.mark.parametrize("writer", [write_csv, write_json])
+def test_writers_write_each_chunk_before_the_next_is_computed(writer):
+    out = io.StringIO()
+    seen = []
+    chunks = sweep_chunks(_models(), _sets(), rows=5,
+                          progress=lambda done, total: seen.append((done, out.getvalue())))
+    writer(chunks, out)
+    assert len(seen) > 10
+    for done, text in seen:  # every row computed so far is already written
+        if writer is write_csv:
+            assert text.count("\n") == done + 1
+        else:
+            assert text.count('"gpu"') == done
+
+
+def test_writers_write_what_the_standard_library_writes():
+    table = Table({
+        "x": np.array([0.1, math.nan, -0.0, 1e300, 5e-324] * 60),
+        "w": np.array([1.0, 2.0, math.nan, 4.0, -0.0] * 60),  # whole: written as integers
+        "n": np.arange(300),
+        "b": np.array([True, False, True] * 100),
+        "s": np.array(['a,b', 'say "hi"', "line\nbreak", "plain", "é"] * 60, dtype=object),
+        "o": np.array([None, 1.5, "x", math.nan, 2] * 60, dtype=object),
+        "k": np.full(300, "constant", dtype=object),
+        "lowp_time": np.full(300, 3.0),  # a time: whole, yet a float with its unit
+    })
+    assert table.whole_columns() == {"w"}
+    rows = export_rows(table.rows)  # names with units, whole columns int, NaN None
+    want = io.StringIO()
+    w = csv.writer(want, lineterminator="\n")
+    w.writerow(list(rows[0]))
+    w.writerows([("" if v is None else v) for v in r.values()] for r in rows)
+    assert write_csv(table._slices(64), None, {"w"}) == want.getvalue() == table.to_csv()
+    assert write_json(table._slices(64), None, {"w"}) == json.dumps(rows, allow_nan=False) \
+        == table.to_json()
+    with pytest.raises(ValueError, match="JSON compliant"):
+        write_json([Table({"x": np.array([math.inf])})])
+
+
+def test_cli_streams_the_same_text_as_the_api(capsys, tmp_path):
+    from roofline_sym.cli import main
+
+    models = [rs.linear(r).on("h100") for r in ("tensorwise", "rowwise")]
+    shapes = tmp_path / "shapes.csv"
+    shapes.write_text("M,K,N,name\n" + "".join(f"{64 * i},{4096 + i},8192,l{i}\n"
+                                               for i in range(1, 30)))
+    base = ["sweep", "--gpu", "h100", "--recipe", "tensorwise", "--recipe", "rowwise",
+            "--shapes", str(shapes)]
+    res = sweep(models, ShapeSet.from_file(shapes))
+    for flag, fmt in (("--csv", "to_csv"), ("--json", "to_json")):
+        assert main(base + [flag]) == 0
+        assert capsys.readouterr().out.rstrip("\n") == getattr(res, fmt)().rstrip("\n"), flag
+        assert write_sweep(models, shapes_set := ShapeSet.from_file(shapes), None,
+                           flag[2:]) == getattr(sweep(models, shapes_set), fmt)()
+    assert main(base + ["--max-rows", "3"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    want = res.format(["gpu", "recipe", "name", "M", "K", "N", "speedup", "lowp_gemm_regime",
+                       "lowp_overhead_regime"], max_rows=3).splitlines()
+    assert text == [f"training; {res.caption}"] + want and text[-1] == "... 55 more rows"
+    assert main(base + ["--total", "--csv"]) == 0
+    assert capsys.readouterr().out == res.model_total().to_csv()

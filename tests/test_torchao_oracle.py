@@ -9,6 +9,7 @@ evaluated at the same shapes and compared to 1e-9 relative.
 
 import warnings
 from functools import lru_cache
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -66,11 +67,26 @@ def _configs():
 CONFIGS = list(_configs())
 
 
+class _UnevaluatedMax:
+    """SymPy for torchao's module, with ``Max`` left unevaluated while the
+    expressions are symbolic: deciding which argument is larger for all shapes
+    is most of the oracle's cost, and each ``Max`` still evaluates exactly once
+    the shape is substituted (the values compared below)."""
+
+    def __getattr__(self, name):
+        return getattr(sympy, name)
+
+    @staticmethod
+    def Max(*args):
+        return sympy.Max(*args, evaluate=False)
+
+
 @lru_cache(maxsize=None)
 def _pair(gpu, mode, recipe, fuse):
     ours = rs.linear(recipe, mode=mode, fuse=fuse, preset="torchao").on(gpu)
     build = _training if mode == "training" else _inference
-    theirs = [sympy.sympify(e) for e in build(gpu, recipe, fuse)]
+    with mock.patch.object(ru, "sympy", _UnevaluatedMax()):
+        theirs = [sympy.sympify(e) for e in build(gpu, recipe, fuse)]
     return ours, theirs
 
 
@@ -109,7 +125,7 @@ def test_matches_torchao_on_fixed_shapes(config):
         _check(ours, theirs, *shape)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=5 * settings.default.max_examples)
 @given(config=st.sampled_from(CONFIGS), m=st.integers(1, 1 << 17), k=st.integers(1, 1 << 16),
        n=st.integers(1, 1 << 16))
 def test_matches_torchao_on_random_shapes(config, m, k, n):

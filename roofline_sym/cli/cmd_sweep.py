@@ -7,8 +7,10 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from ..numeric.shapes import ShapeSet, list_shape_sets, shape_set
-from ..numeric.sweep import sweep
+from ..numeric.sweep import Table, sweep_chunks, sweep_totals, write_sweep
 from ..validate import show
 from . import common
 from .common import UserError
@@ -73,19 +75,43 @@ def run(args: argparse.Namespace) -> int:
     else:
         shapes = shape_set(args.shapes, M=args.M)
     models = common.models(args)
-    report = len(models) * len(shapes) >= _PROGRESS_ROWS
-    result = sweep(models, shapes, progress=_progress if report else None)
+    rows = len(models) * len(shapes)
+    report = rows >= _PROGRESS_ROWS and (args.total or args.csv or args.json)
+    progress = _progress if report else None
+    max_rows = 60 if args.max_rows is None else args.max_rows
+    # rows stream from the sweep to the writer: memory stays bounded however many
+    if args.total:
+        table = sweep_totals(models, shapes, progress=progress)
+    elif args.csv or args.json:
+        write_sweep(models, shapes, args.output or sys.stdout, "csv" if args.csv else "json",
+                    progress=progress)
+    else:  # text shows the first rows only: compute only those
+        table = _head(sweep_chunks(models, shapes, rows=max(max_rows, 1)), max_rows)
     if report and sys.stderr.isatty():
         print(file=sys.stderr)
-    table = result.model_total() if args.total else result
-    if args.csv:
+    if args.total and args.csv:
         table.to_csv(args.output or sys.stdout)
-    elif args.json:
+    elif args.total and args.json:
         table.to_json(args.output or sys.stdout)
-    else:
+    elif not (args.csv or args.json):
         cols = (["gpu", "recipe", "shape_set", "M", "baseline_time", "lowp_time", "speedup"]
                 if args.total else ["gpu", "recipe", "name", "M", "K", "N", "speedup",
                                     "lowp_gemm_regime", "lowp_overhead_regime"])
         print(f"{models[0].mode}; {table.caption}")
-        print(table.format(cols, max_rows=60 if args.max_rows is None else args.max_rows))
+        text = table.format(cols, max_rows=max_rows)
+        if not args.total and rows > max_rows:
+            text += f"\n... {rows - max_rows} more rows"
+        print(text)
     return 0
+
+
+def _head(tables, n: int) -> Table:
+    """The first ``n`` rows of a stream of tables."""
+    kept, have = [], 0
+    for t in tables:
+        kept.append(t)
+        have += len(t)
+        if have >= n:
+            break
+    return Table({c: np.concatenate([t[c] for t in kept])[:n] for c in kept[0].columns},
+                 kept[0].caption)

@@ -7,26 +7,23 @@ block is a plain numpy evaluation, and the outputs come back as dask arrays
 sharing one task per block.  Nothing runs until ``.compute()``; on a
 ``dask.distributed`` cluster the blocks run on its workers.
 
-The function sent to the workers carries the model's terms, not compiled
-code: each worker process compiles a model once and keeps it, so a sweep of
-a billion shapes in thousands of blocks compiles once per worker.  dask is
-imported only here, and only when a dask array is evaluated.
+The function sent to the workers carries the model's terms (and a bound
+model's numbers), not compiled code: each worker process compiles a model's
+terms once (``compiled.compile_terms`` keeps them), so a sweep of a billion
+shapes in thousands of blocks compiles once per worker.  dask is imported
+only here, and only when a dask array is evaluated.
 """
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import sympy
 
-from .compiled import GROUPS, CompiledTerms
+from ..validate import plausible
+from .compiled import BoundTerms, CompiledTerms, compile_terms
 
-__all__ = ["is_lazy", "evaluate_lazy", "outputs_of"]
-
-# the models compiled by this (worker) process, by the key of their terms
-_CACHE: dict[str, CompiledTerms] = {}
+__all__ = ["is_lazy", "evaluate_lazy"]
 
 
 def is_lazy(*values: Any) -> bool:
@@ -38,58 +35,54 @@ def is_lazy(*values: Any) -> bool:
     return any(callable(getattr(v, "__dask_graph__", None)) for v in values)
 
 
-def outputs_of(totals: Mapping[tuple[str, str], np.ndarray]) -> tuple[np.ndarray, ...]:
-    """The seven outputs, in ``linear.OUTPUTS`` order, from the four group totals."""
-    bg, bo, lg, lo = (totals[key] for key in GROUPS)
-    base, lowp = bg + bo, lg + lo
-    return bg, bo, lg, lo, base, lowp, base / lowp
-
-
 class _Blocks:
-    """One model's evaluation of a block: picklable (its terms travel, compiled
-    code does not), compiled once per process."""
+    """One model's evaluation of a block: picklable (its terms and numbers travel,
+    compiled code does not), compiled once per process."""
 
-    def __init__(self, compiled: CompiledTerms, selected: Sequence[int]):
-        self.terms, self.free = compiled.terms, tuple(compiled.free)
-        self.names = tuple(str(s) for s in self.free)
-        self.selected = tuple(selected)
-        text = repr([(t.name, [(r, sympy.srepr(e)) for r, e in t.pieces]) for t in self.terms])
-        self.key = hashlib.sha256((text + repr(self.names)).encode()).hexdigest()
-        self._here = compiled  # this process's compiled model; it does not travel
+    def __init__(self, evaluator: CompiledTerms | BoundTerms, selected: Sequence[str],
+                 dtype: Any):
+        self.terms, self.names = evaluator.compiled.terms, evaluator.compiled.free_names
+        self.coefficients = evaluator.coefficients_bound  # a bound model's numbers
+        self.selected, self.dtype = tuple(selected), dtype
+        self._here = evaluator  # this process's compiled model; it does not travel
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "_here"}
 
     def __call__(self, m: np.ndarray, k: np.ndarray, n: np.ndarray,
                  *hw: np.ndarray) -> np.ndarray:
-        compiled = getattr(self, "_here", None) or _CACHE.get(self.key)
-        if compiled is None:  # a worker process: compile once, keep it
-            compiled = _CACHE.setdefault(self.key, CompiledTerms(self.terms, self.free))
-        values = outputs_of(compiled.totals(m, k, n, dict(zip(self.names, hw))))
-        shape = np.broadcast_shapes(np.shape(m), *(np.shape(v) for v in values))
-        return np.stack([np.broadcast_to(values[i], shape) for i in self.selected])
+        evaluator = getattr(self, "_here", None)
+        if evaluator is None:  # a worker process: compiled once there, kept
+            compiled = compile_terms(self.terms)
+            evaluator = self._here = (compiled if self.coefficients is None else
+                                      BoundTerms(compiled, self.coefficients))
+        values = evaluator.evaluate(m, k, n, dict(zip(self.names, hw)), outputs=self.selected,
+                                    dtype=self.dtype)
+        shape = np.broadcast_shapes(np.shape(m), *(np.shape(v) for v in values.values()))
+        return np.stack([np.broadcast_to(values[name], shape) for name in self.selected])
 
 
-def evaluate_lazy(compiled: CompiledTerms, names: Sequence[str], selected: Sequence[str],
-                  M: Any, K: Any, N: Any, hardware_values: Mapping[str, Any]
-                  ) -> dict[str, Any]:
-    """The outputs ``selected`` (of ``names``, the seven in order) as dask
-    arrays, at shapes ``M, K, N`` (dask arrays, numpy arrays or numbers).
+def evaluate_lazy(evaluator: CompiledTerms | BoundTerms, outputs: Sequence[str] | str | None,
+                  M: Any, K: Any, N: Any, hardware_values: Mapping[str, Any],
+                  dtype: Any = np.float64) -> dict[str, Any]:
+    """The ``outputs`` as dask arrays, at shapes ``M, K, N`` (dask arrays, numpy
+    arrays or numbers).
 
-    Missing or unknown hardware values are refused now; the shapes' values
-    are checked block by block when computed.
+    Missing or unknown hardware values and unknown outputs are refused now; the
+    shapes' values are checked block by block when computed.
     """
     import dask.array as da
 
-    free = [str(s) for s in compiled.free]
-    # names now (missing, unknown), with numbers that pass: one scalar evaluation
-    compiled.totals(1.0, 1.0, 1.0, dict.fromkeys(hardware_values, 1.0))
+    # names now (outputs, missing, unknown), with numbers that pass: one scalar evaluation
+    probe = {name: plausible(name) for name in hardware_values}
+    selected = list(evaluator.evaluate(1.0, 1.0, 1.0, probe, outputs=outputs))
+    free = evaluator.compiled.free_names if evaluator.coefficients_bound is None else ()
     arrays = da.broadcast_arrays(*(da.asarray(v) for v in
                                    (M, K, N, *(hardware_values[n] for n in free))))
-    blocks = _Blocks(compiled, [list(names).index(s) for s in selected])
+    blocks = _Blocks(evaluator, selected, np.dtype(dtype))
     index = tuple(f"i{d}" for d in range(arrays[0].ndim))
     # blockwise lines the arrays' chunks up; the outputs form a new first axis
     stacked = da.blockwise(blocks, ("out",) + index, *(x for a in arrays for x in (a, index)),
-                           new_axes={"out": len(selected)}, dtype=np.float64,
-                           meta=np.empty((0,) * (len(index) + 1)))
+                           new_axes={"out": len(selected)}, dtype=np.dtype(dtype),
+                           meta=np.empty((0,) * (len(index) + 1), dtype=dtype))
     return {name: stacked[i] for i, name in enumerate(selected)}

@@ -25,8 +25,8 @@ from .. import renderers
 from .. import symbols as S
 from ..devices import Hardware, hardware
 from ..validate import InputTypeError, show
-from .blocked import evaluate_lazy, is_lazy, outputs_of
-from .compiled import CompiledTerms
+from .blocked import evaluate_lazy, is_lazy
+from .compiled import OUTPUTS, BoundTerms, CompiledTerms, compile_terms
 from .formats import element, scaling
 from .gemm import Gemm
 from .presets import Options, grouped_options, options
@@ -36,16 +36,6 @@ from .term import Term, TermId, Work
 from .workloads import Workload, workload as get_workload
 
 __all__ = ["Linear", "linear", "OUTPUTS", "BreakdownPieces"]
-
-OUTPUTS = (
-    "baseline_gemm_time",
-    "baseline_overhead_time",
-    "lowp_gemm_time",
-    "lowp_overhead_time",
-    "baseline_time",
-    "lowp_time",
-    "speedup",
-)
 
 
 @dataclass(frozen=True)
@@ -276,8 +266,15 @@ class Linear:
         return None
 
     @cached_property
-    def _compiled(self) -> CompiledTerms:
-        return CompiledTerms(self.terms, self.free_hardware_symbols)
+    def compiled(self) -> CompiledTerms | BoundTerms:
+        """The terms compiled for arrays (``model/compiled.py``): once per structure
+        of the unbound terms; a bound model passes its exact numbers to that."""
+        if self.hardware is not None and self.unbound is not None:
+            unbound = compile_terms(self.unbound.terms)
+            values = self.hardware.parameters
+            if all(s in values for s in unbound.free):
+                return unbound.bind(values)
+        return compile_terms(self.terms)
 
     def evaluate_terms(self, M: Any, K: Any, N: Any,
                        **hardware_values: Any) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -290,7 +287,7 @@ class Linear:
         >>> str(regime)
         'compute'
         """
-        return self._compiled.term_times(M, K, N, hardware_values)
+        return self.compiled.term_times(M, K, N, hardware_values)
 
     def hardware_axis(self, gpus: Sequence[Hardware | str], ndim: int = 0) -> dict[str, np.ndarray]:
         """This model's hardware values for several GPUs, stacked on a leading axis.
@@ -316,15 +313,18 @@ class Linear:
         shape = (len(entries),) + (1,) * ndim
         return {str(s): np.array([float(r[s]) for r in rows]).reshape(shape) for s in needed}
 
-    def evaluate(self, M: Any, K: Any, N: Any, outputs: Sequence[str] | None = None,
-                 **hardware_values: Any) -> dict[str, np.ndarray]:
-        """The seven quantities at shapes ``M, K, N`` (numpy broadcasting).
+    def evaluate(self, M: Any, K: Any, N: Any, outputs: Sequence[str] | str | None = OUTPUTS,
+                 dtype: Any = np.float64, **hardware_values: Any) -> dict[str, np.ndarray]:
+        """The seven quantities (or only ``outputs``) at shapes ``M, K, N`` (numpy
+        broadcasting).
 
-        Shapes are taken as float64 (no integer overflow) and must be positive
-        and finite.  An unbound model takes its hardware symbols by name, e.g.
+        Shapes are taken as float64 (no integer overflow; ``dtype=np.float32``
+        halves the memory, to about 7 digits) and must be positive and finite.
+        An unbound model takes its hardware symbols by name, e.g.
         ``BW=3.35e12``; arrays evaluate many GPUs at once (``hardware_axis``).
-        ``outputs``: the names to return (default: all of ``OUTPUTS``).  Dask
-        arrays stay lazy: the result holds dask arrays, computed block by
+        ``outputs``: the names to return (default: all of ``OUTPUTS``); the work
+        runs in cache-sized chunks, in place, computing only what they need.
+        Dask arrays stay lazy: the result holds dask arrays, computed block by
         block (on a ``dask.distributed`` cluster, on its workers).
 
         >>> m = linear("rowwise", preset="torchao").on("NVIDIA H100")
@@ -335,15 +335,9 @@ class Linear:
         ``m.evaluate(M=dask.array.from_array(ms, chunks=2**20), K=8192, N=8192)["speedup"]``
         is a dask array; ``.compute()`` evaluates it.
         """
-        names = OUTPUTS if outputs is None else tuple(outputs)
-        unknown = [n for n in names if n not in OUTPUTS]
-        if unknown or isinstance(outputs, str):
-            raise ValueError(f"unknown output(s) {unknown or outputs!r}; outputs are "
-                             f"{', '.join(OUTPUTS)}")
         if is_lazy(M, K, N, *hardware_values.values()):
-            return evaluate_lazy(self._compiled, OUTPUTS, names, M, K, N, hardware_values)
-        values = dict(zip(OUTPUTS, outputs_of(self._compiled.totals(M, K, N, hardware_values))))
-        return {name: values[name] for name in names}
+            return evaluate_lazy(self.compiled, outputs, M, K, N, hardware_values, dtype)
+        return self.compiled.evaluate(M, K, N, hardware_values, outputs=outputs, dtype=dtype)
 
     # -- display ---------------------------------------------------------------
     def latex(self, *, width: Any = None, digits: int | None = None) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+from collections.abc import Sequence as _Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -36,12 +37,12 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from ..devices import sources as citations
-from ..validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, broadcast_shape, check_size,
-                        escape, has_control, label as file_label, nested_input, parse_number,
-                        read_text,
-                        positive_array, show, text as valid_text, unknown_name)
+from ..validate import (MAX_ELEMENTS, MAX_ROWS, SHAPE_MAX, InputTypeError, broadcast_shape,
+                        check_size, data_file, escape, has_control, label as file_label,
+                        nested_input, parse_number, path as validate_path, positive_array,
+                        read_text, show, text as valid_text, unknown_name)
 
-__all__ = ["ShapeSet", "shape_set", "list_shape_sets", "grid", "load_shape_sets"]
+__all__ = ["ShapeSet", "RowNames", "shape_set", "list_shape_sets", "grid", "load_shape_sets"]
 
 _KINDS = ("cube", "product", "layers")
 # fields a [[set]] may carry, per kind; "sources" and "notes" are always allowed
@@ -54,14 +55,56 @@ _COMMON = {"name", "kind", "description", "notes", "sources"}
 _LAYER_FIELDS = {"name", "K", "N", "count", "blocks", "groups", "top_k"}
 
 
+class RowNames(_Sequence):
+    """The default names of ``n`` rows, ``'0', '1', ...``: made when read, not
+    stored, so a set of ten million shapes holds no ten million strings.  Equal
+    to a tuple of the same names.
+
+    >>> names = RowNames(3)
+    >>> names, names[-1], names[1:], names == ("0", "1", "2")
+    (('0', '1', '2'), '2', ('1', '2'), True)
+    """
+
+    __slots__ = ("_n",)
+
+    def __init__(self, n: int):
+        self._n = int(n)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: Any) -> Any:
+        rows = range(self._n)[i]
+        return tuple(map(str, rows)) if isinstance(i, slice) else str(rows)
+
+    def __iter__(self) -> Iterator[str]:
+        return map(str, range(self._n))
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, RowNames):
+            return self._n == other._n
+        if isinstance(other, (tuple, list)):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self)) if self._n <= 20 else f"RowNames({self._n})"
+
+
 @dataclass(frozen=True, eq=False)
 class ShapeSet:
-    """Rows of (name, M, K, N, count); ``M, K, N, counts`` are float64 arrays.
+    """Rows of (name, M, K, N, count); ``M, K, N, counts`` are read-only float64
+    arrays (given read-only float64 arrays are kept, others copied).
 
-    ``counts``: how many times each shape occurs in the model (1 for a plain
-    list of shapes); ``tokens``: the M a model set was built with (None for
-    generators and files); ``groups``: per row, the experts of a grouped GEMM
-    (1: a dense layer), whose M counts the rows routed to all of them.
+    ``names``: a tuple of str, or ``RowNames`` (``'0', '1', ...``) when rows
+    have no names; ``counts``: how many times each shape occurs in the model
+    (1 for a plain list of shapes); ``tokens``: the M a model set was built
+    with (None for generators and files); ``groups``: per row, the experts of
+    a grouped GEMM (1: a dense layer), whose M counts the rows routed to all
+    of them.
 
     >>> s = ShapeSet.from_arrays([1024, 2048], 4096, 4096, name="two")
     >>> len(s), s.M.tolist(), s.names
@@ -72,7 +115,7 @@ class ShapeSet:
     M: np.ndarray
     K: np.ndarray
     N: np.ndarray
-    names: tuple[str, ...]
+    names: Sequence[str]
     counts: np.ndarray
     description: str = ""
     tokens: float | None = None
@@ -85,33 +128,46 @@ class ShapeSet:
         if isinstance(self.names, (str, bytes)) or not isinstance(self.names, Iterable):
             raise InputTypeError(f"shape set {self.name!r}: names must be a sequence of "
                                  f"strings, not {show(self.names)}")
+        rows = (len(self.M) if isinstance(self.M, np.ndarray) and self.M.ndim == 1
+                else np.size(positive_array(self.M, f"shape set {self.name!r}: M")))
+        # one group per row unless given: a read-only view of a single 1, not n of them
+        groups = np.float64(1.0) if self.groups is None else self.groups
+        if np.ndim(groups) == 0 or np.size(groups) == 1:
+            groups = np.broadcast_to(
+                positive_array(groups, f"shape set {self.name!r}: groups").reshape(-1), (rows,))
+        object.__setattr__(self, "groups", groups)
         arrays = {}
         for label in ("M", "K", "N", "counts", "groups"):
-            if label == "groups" and self.groups is None:
-                arrays[label] = np.ones(len(arrays["M"]))
-                continue
+            arr = getattr(self, label)
+            what = f"shape set {self.name!r}: {label}"
             # a row is a real layer: whole numbers, dimensions up to 2**53
-            arr = positive_array(getattr(self, label), f"shape set {self.name!r}: {label}",
-                                 SHAPE_MAX if label in ("M", "K", "N") else math.inf,
-                                 integer=True)
-            if label == "groups" and arr.size == 1:  # one number of experts for every row
-                arr = np.full(len(arrays["M"]), float(arr.reshape(-1)[0]))
-            arr = np.array(arr, dtype=np.float64).reshape(-1)
-            check_size(arr.size, f"shape set {self.name!r}", MAX_ROWS)
+            limit = SHAPE_MAX if label in ("M", "K", "N") else math.inf
+            if not (isinstance(arr, np.ndarray) and arr.dtype == np.float64 and arr.ndim == 1
+                    and not arr.flags.writeable):  # read-only arrays are not copied
+                arr = np.array(positive_array(arr, what, limit, integer=True),
+                               dtype=np.float64).reshape(-1)
+            # a broadcast value (strides 0, as the default counts and groups) once
+            values = arr[:1] if arr.strides == (0,) else arr
+            if not np.all((values > 0) & (values <= limit) & (values == np.floor(values))):
+                positive_array(values, what, limit, integer=True)  # raises, naming the row
+            check_size(arr.size, f"shape set {self.name!r}", MAX_ELEMENTS)
             arrays[label] = arr
         for arr in arrays.values():
             arr.setflags(write=False)  # rows are data: a sweep must not change them
         n = len(arrays["M"])
-        names = tuple(itertools.islice(self.names, n + 1))  # no more than needed
-        for name in names:
+        # default names are made when read (RowNames): nothing to check
+        names = (self.names if isinstance(self.names, RowNames)
+                 else tuple(itertools.islice(self.names, n + 1)))  # no more than needed
+        for name in () if isinstance(names, RowNames) else names:
             if isinstance(name, (bool, np.bool_)) or not isinstance(name, (str, int, np.integer)):
                 raise InputTypeError(f"shape set {self.name!r}: names must be strings, not "
                                      f"{type(name).__name__} {show(name)}")
-        names = tuple(map(str, names))
+        if not isinstance(names, RowNames):
+            names = tuple(map(str, names))
         if any(len(a) != n for a in arrays.values()) or len(names) != n:
             raise ValueError(f"shape set {self.name!r}: M, K, N, counts, groups and names "
                              "must have one entry per row")
-        if has_control("".join(names)):
+        if not isinstance(names, RowNames) and has_control("".join(names)):
             i = next(i for i, name in enumerate(names) if has_control(name))
             raise ValueError(f"shape set {self.name!r}, row {i + 1}: the name {show(names[i])} "
                              "contains control characters")
@@ -128,12 +184,13 @@ class ShapeSet:
         """Shapes from numbers or arrays (numpy broadcasting, then flattened)."""
         arrays = {label: _numeric_array(v, label, SHAPE_MAX)
                   for v, label in ((M, "M"), (K, "K"), (N, "N"))}
-        broadcast_shape(arrays, MAX_ROWS)
-        m, k, n = (a.reshape(-1) for a in np.broadcast_arrays(*arrays.values()))
+        broadcast_shape(arrays, MAX_ELEMENTS)
+        # copies of their own, read-only, that the set keeps
+        m, k, n = (_read_only(a.reshape(-1).copy()) for a in np.broadcast_arrays(*arrays.values()))
         counts, groups = _numeric_array(counts, "counts"), _numeric_array(groups, "groups")
         broadcast_shape({"M, K, N": m, "counts": counts, "groups": groups})
         counts, groups = np.broadcast_to(counts, m.shape), np.broadcast_to(groups, m.shape)
-        names = names if names is not None else tuple(map(str, range(len(m))))
+        names = names if names is not None else RowNames(len(m))
         return cls(name, m, k, n, names, counts, groups=groups)
 
     @classmethod
@@ -147,22 +204,18 @@ class ShapeSet:
         parsed (``int``/``float``), never evaluated; a bad row is a ValueError
         naming the file and the row.
         """
-        path, text = read_text(path, "shape file")
+        path = validate_path(path, "shape file")
         shown = file_label(path)
         suffix = os.path.splitext(path)[1].lower()
-        if suffix == ".csv":
-            records = _csv_records(text, shown)
-        elif suffix == ".json":
-            records = _json_records(text, shown)
-        else:
+        if suffix not in (".csv", ".json"):
+            if not os.path.exists(path):
+                read_text(path, "shape file")  # the error for a file that is not there
             raise ValueError(f"{shown}: unknown shape file type {show(suffix)}; use .csv or .json")
-        if not records:
-            raise ValueError(f"{shown}: no shapes in the file")
-        check_size(len(records), shown, MAX_ROWS)
-        rows = [_parse_record(rec, f"{shown}: {where}", suffix == ".csv") for where, rec in records]
+        if suffix == ".csv":
+            m, k, n, names, counts = _read_csv(path)
+        else:
+            m, k, n, names, counts = _read_json(path)
         label = name or escape(os.path.splitext(os.path.basename(path))[0])
-        m, k, n, names, counts = zip(*((r["M"], r["K"], r["N"], r["name"] or str(i), r["count"])
-                                       for i, r in enumerate(rows)))
         return cls(label, m, k, n, names, counts, description=f"from {path}")
 
     # -- reading -----------------------------------------------------------------
@@ -286,7 +339,7 @@ def grid(M: Any, K: Any, N: Any, name: str = "grid") -> ShapeSet:
     """
     axes = [_numeric_array(v, label, SHAPE_MAX).reshape(-1)
             for v, label in ((M, "M"), (K, "K"), (N, "N"))]
-    check_size(math.prod(a.size for a in axes), "grid", MAX_ROWS)
+    check_size(math.prod(a.size for a in axes), "grid", MAX_ELEMENTS)
     m, k, n = (a.reshape(-1) for a in np.meshgrid(*axes, indexing="ij"))
     return ShapeSet.from_arrays(m, k, n, name=name)
 
@@ -471,6 +524,11 @@ def _positive(value: Any, label: str, strict_type: bool = False,
     return float(positive_array(value, label, SHAPE_MAX, integer=integer))
 
 
+def _read_only(arr: np.ndarray) -> np.ndarray:
+    arr.setflags(write=False)
+    return arr
+
+
 def _numeric_array(value: Any, label: str, limit: float = math.inf) -> np.ndarray:
     arr = positive_array(value, label, limit, integer=True)
     if arr.size == 0:
@@ -483,19 +541,63 @@ def _numeric_array(value: Any, label: str, limit: float = math.inf) -> np.ndarra
 _FILE_COLUMNS = {"m": "M", "k": "K", "n": "N", "name": "name", "count": "count"}
 
 
-def _csv_records(text: str, path: str) -> list[tuple[str, dict]]:
+# rows parsed at a time: a block's Python objects stay small however long the file
+_BLOCK = 1 << 16
+
+
+def _read_csv(path: str) -> tuple:
+    """The columns of a CSV shape file, read a block of rows at a time (a file of
+    millions of rows holds no per-row objects); a bad row is named by
+    ``_csv_error``, which reads the file again row by row."""
     import csv  # here, not at import: only shape files need it
-    import io
 
-    reader = csv.reader(io.StringIO(text))
+    shown = file_label(data_file(path, "shape file"))
+    parts: dict[str, list[np.ndarray]] = {"M": [], "K": [], "N": [], "count": []}
+    names: list[str] = []
+    rows = 0
     try:
-        return _csv_rows(reader, path)
+        with open(path, encoding="utf-8-sig", newline="") as f:
+            reader = csv.reader(f)
+            cols = _csv_header(next(reader, None), shown)
+            index = {c.lower(): i for i, c in enumerate(cols)}
+            while True:
+                block = list(itertools.islice(reader, _BLOCK))
+                if not block:
+                    break
+                columns = _csv_block(block, cols, index)
+                if columns is None:
+                    _csv_error(path, shown)  # raises, naming the row
+                for key, values in columns.items():
+                    if key == "name":
+                        names.extend(v or str(rows + i) for i, v in enumerate(values))
+                    else:
+                        parts[key].append(values)
+                rows += len(columns["M"])
+                check_size(rows, shown, MAX_ELEMENTS)
+    except OSError as exc:
+        raise ValueError(f"{shown}: cannot read shape file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{shown}: cannot read shape file (not UTF-8 text: {exc.reason} at "
+                         f"byte {exc.start})") from None
     except csv.Error as exc:  # a NUL byte, a field beyond the csv module's limit
-        raise ValueError(f"{path}: line {reader.line_num}: not valid CSV ({exc})") from None
+        raise ValueError(f"{shown}: line {reader.line_num}: not valid CSV ({exc})") from None
+    if not rows:
+        raise ValueError(f"{shown}: no shapes in the file")
+    out = []
+    for key in ("M", "K", "N", "count"):  # one column at a time: no more than one copy
+        if parts[key]:
+            arr = np.concatenate(parts[key])
+            parts[key].clear()
+            arr.setflags(write=False)
+        else:
+            arr = np.broadcast_to(np.float64(1.0), (rows,))  # read-only, no memory
+        out.append(arr)
+    m, k, n, counts = out
+    named = "name" in index and any(names[i] != str(i) for i in range(rows))
+    return m, k, n, tuple(names) if named else RowNames(rows), counts
 
 
-def _csv_rows(reader, path: str) -> list[tuple[str, dict]]:
-    header = next(reader, None)
+def _csv_header(header: list[str] | None, path: str) -> list[str]:
     if not header:
         raise ValueError(f"{path}: empty file; expected a header row such as M,K,N,name,count")
     cols = [c.strip() for c in header]
@@ -505,16 +607,89 @@ def _csv_rows(reader, path: str) -> list[tuple[str, dict]]:
                          "name, count")
     twice = _repeated(cols)
     if twice:
-        raise ValueError(f"{path}: header {show(cols)}: column {twice!r} appears twice")
-    out = []
-    for row in reader:
+        raise ValueError(f"{path}: header {show(cols)}: column {show(twice)} appears twice")
+    return cols
+
+
+def _whole(v: np.ndarray) -> bool:
+    """Every value a whole number in (0, 2**52): a real layer's dimension or count,
+    read exactly (from 2**52 on a float holds no fraction, and from 2**53 not
+    every integer; such rows are read by ``_parse_record``, which parses exactly)."""
+    return bool(np.all((v > 0) & (v < SHAPE_MAX / 2) & (v == np.floor(v))))
+
+
+def _csv_block(block: list[list[str]], cols: list[str],
+               index: Mapping[str, int]) -> dict[str, Any] | None:
+    """A block of rows as columns, numbers read as ``_parse_record`` reads them
+    (blank rows skipped, an empty count is 1), or None if a row is bad."""
+    numeric = [k for k in ("m", "k", "n", "count") if k in index]
+    if set(map(len, block)) == {len(cols)}:  # most blocks: every cell a number
+        columns = list(zip(*block))
+        try:
+            out: dict[str, Any] = {_FILE_COLUMNS[k]: np.array(list(map(float, columns[index[k]])))
+                                   for k in numeric}
+        except ValueError:  # a number float() refuses, or an empty cell: row by row
+            out = {}
+        if out and all(_whole(v) for v in out.values()):
+            if "name" not in index:
+                return out
+            out["name"] = [v.strip() for v in columns[index["name"]]]
+            if not has_control("".join(out["name"])):
+                return out
+    records = []
+    for row in block:
         if not any(cell.strip() for cell in row):
             continue  # blank line
-        where = f"row {len(out) + 1} (line {reader.line_num})"
         if len(row) != len(cols):
-            raise ValueError(f"{path}: {where}: {len(row)} fields, header has {len(cols)}")
-        out.append((where, {_FILE_COLUMNS[c.lower()]: v for c, v in zip(cols, row)}))
+            return None
+        try:
+            records.append(_parse_record({_FILE_COLUMNS[c.lower()]: v
+                                          for c, v in zip(cols, row)}, "", True))
+        except ValueError:
+            return None
+    out = {_FILE_COLUMNS[k]: np.array([r[_FILE_COLUMNS[k]] for r in records], dtype=np.float64)
+           for k in numeric}
+    if "name" in index:
+        out["name"] = [r["name"] for r in records]
     return out
+
+
+def _csv_error(path: str, shown: str) -> None:
+    """Raise the error of the first bad row of a CSV shape file (read row by row)."""
+    import csv
+
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        reader = csv.reader(f)
+        cols = _csv_header(next(reader, None), shown)
+        rows = 0
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue  # blank line
+            rows += 1
+            where = f"row {rows} (line {reader.line_num})"
+            if len(row) != len(cols):
+                raise ValueError(f"{shown}: {where}: {len(row)} fields, header has {len(cols)}")
+            _parse_record({_FILE_COLUMNS[c.lower()]: v for c, v in zip(cols, row)},
+                          f"{shown}: {where}", True)
+    raise ValueError(f"{shown}: a row could not be read")  # not reached: a row was bad
+
+
+def _read_json(path: str) -> tuple:
+    """The columns of a JSON shape file (read whole)."""
+    path, text = read_text(path, "shape file")
+    shown = file_label(path)
+    records = _json_records(text, shown)
+    if not records:
+        raise ValueError(f"{shown}: no shapes in the file")
+    check_size(len(records), shown, MAX_ELEMENTS)
+    rows = [_parse_record(rec, f"{shown}: {where}", False) for where, rec in records]
+    columns = [np.array([r[d] for r in rows]) for d in ("M", "K", "N", "count")]
+    for arr in columns:
+        arr.setflags(write=False)
+    names = [r["name"] or str(i) for i, r in enumerate(rows)]
+    named = any(r["name"] for r in rows)
+    m, k, n, counts = columns
+    return m, k, n, tuple(names) if named else RowNames(len(rows)), counts
 
 
 class _DuplicateKey(Exception):

@@ -1,10 +1,12 @@
 """Sweeps: many bound models over many shapes, as one table.
 
 ``sweep(models, shapes)`` evaluates every model at every shape (compiled
-once per model, vectorized over shapes) and returns a ``SweepResult``: one
+once per recipe and mode, chunk by chunk) and returns a ``SweepResult``: one
 row per (model, shape) with the seven times, the regime each group of
 kernels is in, and the model's cube break-even for context.  With a model
 shape set, ``model_total()`` weighs every layer by how often it occurs.
+``sweep_chunks`` streams the same rows (to ``write_csv`` / ``write_json``)
+and ``sweep_totals`` the totals, in bounded memory however many shapes.
 
 >>> import roofline_sym as rs
 >>> m = rs.linear("tensorwise", fuse=True, preset="torchao").on("NVIDIA H100")
@@ -18,8 +20,10 @@ shape set, ``model_total()`` weighs every layer by how often it occurs.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+import os
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -33,9 +37,10 @@ from ..solve import breakeven
 from ..validate import MAX_ROWS, InputTypeError, check_size, items, show
 from .frames import to_xarray
 from .shapes import ShapeSet, shape_set
-from .table import Table
+from .table import Table, write_csv, write_json
 
-__all__ = ["sweep", "SweepResult", "Table", "model_grid"]
+__all__ = ["sweep", "sweep_chunks", "sweep_totals", "write_sweep", "SweepResult", "Table",
+           "model_grid"]
 
 _MODEL_COLUMNS = ("gpu", "recipe", "mode", "fuse", "preset")
 # kernel groups that get a regime label: (column, side, group)
@@ -54,31 +59,43 @@ COLUMNS = (
 _PREVIEW = ("gpu", "recipe", "shape_set", "name", "M", "K", "N", "speedup", "faster",
             "lowp_overhead_regime")
 _TOTAL_PREVIEW = ("gpu", "recipe", "shape_set", "M", "baseline_time", "lowp_time", "speedup")
-# rows per evaluate() call: bounds memory (every term's pieces are live at once)
-# and sets how often the progress callback fires
-_CHUNK = 1 << 18
+# rows per evaluate() call: bounds a streaming sweep's memory (a chunk's columns
+# and its text) and sets how often the progress callback fires
+_CHUNK = 1 << 16
+# regime names by the index evaluate(regimes=True) gives; -1: a group without kernels
+_REGIME_NAMES = np.array([*REGIMES, "none"], dtype=object)
 
 
-@dataclass
+@dataclass(eq=False)  # compared and hashed by identity: a key of its totals
 class _Block:
-    """One (model, shape set) pair of a sweep: its rows as arrays."""
+    """One (model, shape set) pair of a sweep: its rows' values (when kept)."""
 
     meta: dict[str, Any]
     shapes: ShapeSet
-    values: dict[str, np.ndarray]
+    values: dict[str, np.ndarray] = field(default_factory=dict)
 
-    def column(self, name: str) -> np.ndarray:
-        n = len(self.shapes)
-        if name in self.meta:
-            value = self.meta[name]
-            return np.full(n, value, dtype=object if isinstance(value, str) else None)
-        if name in ("M", "K", "N"):
-            return getattr(self.shapes, name)
-        if name == "count":
-            return self.shapes.counts
-        if name == "name":
-            return np.array(self.shapes.names, dtype=object)
-        return self.values[name]
+    def columns(self, rows: slice, values: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Every column of ``COLUMNS`` for ``rows`` of the block, from those rows'
+        ``values`` (the outputs of ``_evaluate_rows``)."""
+        s = self.shapes
+        n = len(range(*rows.indices(len(s))))
+        out = {}
+        for name in COLUMNS:
+            if name in self.meta:
+                value = self.meta[name]
+                # fill, not np.full: np.full copies an object into each cell one by one
+                out[name] = np.empty(n, dtype=object if isinstance(value, str) else
+                                     np.asarray(value).dtype)
+                out[name].fill(value)
+            elif name in ("M", "K", "N"):
+                out[name] = getattr(s, name)[rows]
+            elif name == "count":
+                out[name] = s.counts[rows]
+            elif name == "name":
+                out[name] = np.array(s.names[rows], dtype=object)
+            else:
+                out[name] = values[name]
+        return out
 
 
 class SweepResult(Table):
@@ -90,8 +107,9 @@ class SweepResult(Table):
 
     def __init__(self, blocks: list[_Block], caption: str = ""):
         self._blocks = blocks
-        super().__init__({c: _concat([b.column(c) for b in blocks]) for c in COLUMNS},
-                         caption, _PREVIEW)
+        parts = [b.columns(slice(None), b.values) for b in blocks]
+        super().__init__({c: _concat([p[c] for p in parts]) for c in COLUMNS}, caption,
+                         _PREVIEW)
 
     def to_xarray(self):
         """An ``xarray.Dataset`` with dimensions gpu, recipe, shape (and mode,
@@ -110,20 +128,40 @@ class SweepResult(Table):
         mode (3 GEMMs in training, 1 in inference); ``M`` is the token count
         of a model set (NaN when it varies across rows).
         """
-        rows = []
+        totals = _Totals(self.caption)
         for b in self._blocks:
-            w, m = b.shapes.counts, b.shapes.M
-            base = float(np.sum(w * b.values["baseline_time"]))
-            lowp = float(np.sum(w * b.values["lowp_time"]))
-            gemms = 3 if b.meta["mode"] == "training" else 1
-            rows.append({
-                **{c: b.meta[c] for c in _MODEL_COLUMNS + ("shape_set",)},
-                "M": (b.shapes.tokens if b.shapes.tokens is not None  # experts see top_k x
-                      else float(m[0]) if np.all(m == m[0]) else math.nan),
-                "layers": len(b.shapes), "count": float(np.sum(w)),
-                "flops": gemms * b.shapes.total_flops,
-                "baseline_time": base, "lowp_time": lowp, "speedup": base / lowp,
-            })
+            totals.add(b, slice(None), b.values)
+        return totals.table()
+
+
+class _Totals:
+    """Count-weighted totals per block, added chunk by chunk (``model_total``)."""
+
+    def __init__(self, caption: str = "") -> None:
+        self._rows: dict[_Block, dict[str, Any]] = {}
+        self.caption = caption
+
+    def add(self, block: _Block, rows: slice, values: Mapping[str, np.ndarray]) -> None:
+        s = block.shapes
+        w, m = s.counts[rows], s.M[rows]
+        row = self._rows.get(block)
+        if row is None:
+            row = self._rows[block] = {
+                **{c: block.meta[c] for c in _MODEL_COLUMNS + ("shape_set",)},
+                # a model set's token count (its experts see top_k times it)
+                "M": s.tokens if s.tokens is not None else float(m[0]), "layers": len(s),
+                "count": 0.0,
+                "flops": (3 if block.meta["mode"] == "training" else 1) * s.total_flops,
+                "baseline_time": 0.0, "lowp_time": 0.0, "speedup": math.nan}
+        if s.tokens is None and not np.all(m == s.M[0]):
+            row["M"] = math.nan
+        row["count"] += float(np.sum(w))
+        row["baseline_time"] += float(np.sum(w * values["baseline_time"]))
+        row["lowp_time"] += float(np.sum(w * values["lowp_time"]))
+        row["speedup"] = row["baseline_time"] / row["lowp_time"]
+
+    def table(self) -> Table:
+        rows = list(self._rows.values())
         # strings as object arrays, as in the sweep's own columns
         return Table({c: np.array([r[c] for r in rows],
                                   dtype=object if isinstance(rows[0][c], str) else None)
@@ -147,9 +185,13 @@ def sweep(models: Linear | Iterable[Linear], shapes: Any,
     (low precision strictly faster), the regime holding most of the time of
     each kernel group (``compute``/``memory``/``launch``), and the model's
     cube break-even ``x*`` (smallest root or step of ``rs.breakeven(model,
-    along="cube")``, NaN if none) with ``faster_on_cube``: whether the cube
-    of the same FLOPs, ``cube_size = (M K N)**(1/3)``, lies where low
-    precision is faster.
+    along="cube")``, NaN if none; solved once per model and kept) with
+    ``faster_on_cube``: whether the cube of the same FLOPs, ``cube_size =
+    (M K N)**(1/3)``, lies where low precision is faster.
+
+    The whole table is kept in memory; ``sweep_chunks`` gives the same rows
+    a chunk at a time and ``sweep_totals`` the ``model_total()``, in bounded
+    memory however many shapes.
 
     >>> import roofline_sym as rs
     >>> ms = model_grid(["tensorwise", "rowwise"], ["h100", "b200"])
@@ -159,30 +201,93 @@ def sweep(models: Linear | Iterable[Linear], shapes: Any,
     >>> res["faster"][:2].tolist(), res["faster_on_cube"][:2].tolist()
     ([False, True], [False, True])
     """
-    models = items(models, "sweep: models (bound rs.linear(...).on(hw), or a list of them)",
-                   Linear)
-    if not models:
-        raise ValueError("no models to sweep")
-    for m in models:
-        if m.hardware is None:
-            raise ValueError(f"{m!r} has no hardware: bind one with .on(hw) (or build the "
-                             "list with model_grid)")
-    sets = _shape_sets(shapes)
-    total = len(models) * sum(len(s) for s in sets)
-    check_size(total, f"a sweep of {len(models)} model(s) over {total // len(models)} "
-               "shapes", MAX_ROWS)
-    done = 0
-    blocks = []
-    for model in models:
-        x_star, be = _cube_context(model)
-        for s in sets:
-            values = _evaluate(model, s, be, progress, done, total)
-            done += len(s)
-            meta = {"gpu": model.hardware.name, "recipe": model.recipe.name,
-                    "mode": model.mode, "fuse": model.fuse, "preset": model.preset,
-                    "shape_set": s.name, "cube_breakeven": x_star}
-            blocks.append(_Block(meta, s, values))
+    models, sets = _arguments(models, shapes)
+    total = len(models) * sum(len(s) for s in sets)  # every row is kept: a bounded table
+    check_size(total, f"a sweep of {len(models)} model(s) over {total // len(models)} shapes "
+               "(sweep_chunks and sweep_totals stream any number)", MAX_ROWS)
+    blocks: list[_Block] = []
+    parts: dict[_Block, list[dict[str, np.ndarray]]] = {}
+    for block, _, values in _stream(models, sets, progress, _CHUNK):
+        if block not in parts:
+            blocks.append(block)
+        parts.setdefault(block, []).append(values)
+    for b in blocks:
+        chunks = parts[b]
+        b.values = {k: _concat([c[k] for c in chunks]) for k in chunks[0]}
     return SweepResult(blocks, describe_models(models))
+
+
+def sweep_chunks(models: Linear | Iterable[Linear], shapes: Any,
+                 progress: Callable[[int, int], None] | None = None,
+                 rows: int = _CHUNK) -> Iterator[Table]:
+    """The rows of ``sweep(models, shapes)``, in order, as tables of at most
+    ``rows`` rows: memory stays bounded however many shapes.  Write them with
+    ``write_csv`` or ``write_json``.
+
+    >>> import roofline_sym as rs
+    >>> m = rs.linear("tensorwise").on("h100")
+    >>> [len(t) for t in sweep_chunks(m, "sweep", rows=200)]
+    [200, 200, 112]
+    """
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
+        raise ValueError(f"rows must be a positive integer, not {rows!r}")
+    models, sets = _arguments(models, shapes)  # checked now, not at the first chunk
+    caption = describe_models(models)
+    return (Table(block.columns(sl, values), caption, _PREVIEW)
+            for block, sl, values in _stream(models, sets, progress, rows))
+
+
+def sweep_totals(models: Linear | Iterable[Linear], shapes: Any,
+                 progress: Callable[[int, int], None] | None = None) -> Table:
+    """``sweep(models, shapes).model_total()``, computed chunk by chunk without
+    keeping the rows.
+
+    >>> import roofline_sym as rs
+    >>> m = rs.linear("tensorwise", fuse=True, preset="torchao").on("NVIDIA H100")
+    >>> round(sweep_totals(m, "llama3-8b").rows[0]["speedup"], 3)
+    1.541
+    """
+    models, sets = _arguments(models, shapes)
+    totals = _Totals(describe_models(models))
+    for block, sl, values in _stream(models, sets, progress, _CHUNK):
+        totals.add(block, sl, values)
+    return totals.table()
+
+
+def write_sweep(models: Linear | Iterable[Linear], shapes: Any,
+                path_or_file: str | os.PathLike | Any = None, format: str = "csv",
+                progress: Callable[[int, int], None] | None = None) -> str | None:
+    """``sweep(models, shapes).to_csv(path_or_file)`` (or ``to_json``, by
+    ``format``), the same text, in bounded memory however many shapes: the rows
+    stream a chunk at a time.  A first pass, which writes nothing, finds the
+    columns whose every value is a whole number (written as integers, as
+    ``Table.to_csv`` writes them); ``progress`` reports the second.  Returns
+    the text when no path or file is given.
+
+    >>> import roofline_sym as rs
+    >>> m = rs.linear("tensorwise").on("h100")
+    >>> write_sweep(m, "pow2") == sweep(m, "pow2").to_csv()
+    True
+    """
+    if format not in ("csv", "json"):
+        raise ValueError(f"format must be 'csv' or 'json', not {format!r}")
+    whole = _whole_columns(models, shapes)
+    write = write_csv if format == "csv" else write_json
+    return write(sweep_chunks(models, shapes, progress), path_or_file, whole)
+
+
+def _whole_columns(models: Any, shapes: Any) -> set[str]:
+    """The float columns (not times) of a sweep whose every value is a whole
+    number (``Table.whole_columns``), by a pass over its chunks that keeps
+    nothing and labels no regimes."""
+    models, sets = _arguments(models, shapes)
+    candidates: set[str] | None = None
+    for block, sl, values in _stream(models, sets, None, _CHUNK, regimes=False):
+        found = Table(block.columns(sl, values)).whole_columns()
+        candidates = found if candidates is None else candidates & found
+        if not candidates:
+            break
+    return candidates or set()
 
 
 def model_grid(recipes: str | Sequence[str] | None = None,
@@ -226,6 +331,42 @@ def model_grid(recipes: str | Sequence[str] | None = None,
 
 
 # -- internals -------------------------------------------------------------------
+def _arguments(models: Any, shapes: Any) -> tuple[list[Linear], list[ShapeSet]]:
+    """The models (bound ``Linear``) and shape sets of a sweep, checked."""
+    models = items(models, "sweep: models (bound rs.linear(...).on(hw), or a list of them)",
+                   Linear)
+    if not models:
+        raise ValueError("no models to sweep")
+    for m in models:
+        if m.hardware is None:
+            raise ValueError(f"{m!r} has no hardware: bind one with .on(hw) (or build the "
+                             "list with model_grid)")
+    return models, _shape_sets(shapes)
+
+
+def _stream(models: list[Linear], sets: list[ShapeSet],
+            progress: Callable[[int, int], None] | None, rows: int, regimes: bool = True):
+    """``(block, rows slice, values)`` for every chunk of every (model, set)."""
+    total = len(models) * sum(len(s) for s in sets)
+    done = 0
+    for model in models:
+        x_star, be = _cube_context(model)
+        grouped: dict[float, Linear] = {1.0: model}  # the model with G experts, by G
+        for s in sets:
+            meta = {"gpu": model.hardware.name, "recipe": model.recipe.name,
+                    "mode": model.mode, "fuse": model.fuse, "preset": model.preset,
+                    "shape_set": s.name, "cube_breakeven": x_star}
+            block = _Block(meta, s)
+            for start in range(0, len(s), rows):
+                sl = slice(start, start + rows)
+                values = _evaluate_rows(model, be, s.M[sl], s.K[sl], s.N[sl], s.groups[sl],
+                                        grouped, regimes)
+                yield block, sl, values
+                done += len(values["speedup"])
+                if progress is not None:
+                    progress(done, total)
+
+
 def _shape_sets(shapes: Any) -> list[ShapeSet]:
     if isinstance(shapes, (ShapeSet, str)):
         return [shape_set(shapes)]
@@ -245,70 +386,52 @@ def _shape_sets(shapes: Any) -> list[ShapeSet]:
                          f"{type(shapes).__name__} {show(shapes)}")
 
 
+# each model's cube break-even, solved once while the model lives
+_CUBE_CONTEXT: "weakref.WeakKeyDictionary[Linear, tuple[float, Any]]" = \
+    weakref.WeakKeyDictionary()
+
+
 def _cube_context(model: Linear) -> tuple[float, Any]:
     """The model's cube break-even: (smallest root or step, or NaN; the BreakEven)."""
-    be = breakeven(model, along="cube")
-    roots = be.crossing_values  # a block-scale step that crosses counts too
-    return (float(roots[0]) if len(roots) else math.nan), be
+    context = _CUBE_CONTEXT.get(model)
+    if context is None:
+        be = breakeven(model, along="cube")
+        roots = be.crossing_values  # a block-scale step that crosses counts too
+        context = _CUBE_CONTEXT[model] = ((float(roots[0]) if len(roots) else math.nan), be)
+    return context
 
 
-def _regimes(model: Linear, m: np.ndarray, k: np.ndarray,
-             n: np.ndarray) -> dict[str, np.ndarray]:
-    """Per row and kernel group, the regime holding most of the group's time.
-
-    Each term's time and regime come from ``Linear.evaluate_terms``; a group's
-    label is the regime whose terms add up to the most time, so one slow
-    compute-bound GEMM outweighs two launch-bound small ones.
-    """
-    terms = model.evaluate_terms(m, k, n)
-    per_group = {(side, group): np.zeros((len(REGIMES),) + m.shape)
-                 for _, side, group in _GROUPS}
-    present = set()
-    for t in model.terms:
-        acc = per_group.get((t.side, t.group))
-        if acc is None:
-            continue  # e.g. the bf16 activation of fused inference: not labelled
-        present.add((t.side, t.group))
-        time, labels = terms[t.name]
-        for i, r in enumerate(REGIMES):
-            acc[i] += np.where(labels == r, time, 0.0)
-    names = np.array(REGIMES, dtype=object)
-    # a group without kernels (none in the shipped recipes) is labelled "none"
-    return {col: names[np.argmax(per_group[(side, group)], axis=0)]
-            if (side, group) in present else np.full(m.shape, "none", dtype=object)
-            for col, side, group in _GROUPS}
-
-
-def _evaluate(model: Linear, s: ShapeSet, be, progress, done: int,
-              total: int) -> dict[str, np.ndarray]:
-    parts: list[dict[str, np.ndarray]] = []
-    grouped: dict[float, Linear] = {1.0: model}
-    for start in range(0, len(s), _CHUNK):
-        sl = slice(start, start + _CHUNK)
-        m, k, n = s.M[sl], s.K[sl], s.N[sl]
-        out = _rows(model, m, k, n, s.groups[sl], grouped)
-        out["faster"] = out["lowp_time"] < out["baseline_time"]
-        cube = np.cbrt(m * k * n)
-        out["cube_size"] = cube
-        out["faster_on_cube"] = be.is_faster(cube)
-        parts.append(out)
-        if progress is not None:
-            progress(done + min(start + _CHUNK, len(s)), total)
-    return {key: _concat([p[key] for p in parts]) for key in parts[0]}
+def _evaluate_rows(model: Linear, be: Any, m: np.ndarray, k: np.ndarray, n: np.ndarray,
+                   groups: np.ndarray, models: dict[float, Linear],
+                   regimes: bool = True) -> dict[str, np.ndarray]:
+    """A chunk's computed columns: the outputs, ``faster``, the group regimes
+    (each group's regime is the one whose terms add up to the most time, so one
+    slow compute-bound GEMM outweighs two launch-bound small ones; None
+    without ``regimes``) and the cube context."""
+    out = _rows(model, m, k, n, groups, models, regimes)
+    values = {name: out[name] for name in OUTPUTS}
+    values["faster"] = values["lowp_time"] < values["baseline_time"]
+    for col, side, group in _GROUPS:
+        values[col] = (_REGIME_NAMES[out[(side, group)]] if regimes
+                       else np.empty(len(m), dtype=object))
+    cube = np.cbrt(m * k * n)
+    values["cube_size"] = cube
+    values["faster_on_cube"] = be.is_faster(cube)
+    return values
 
 
 def _rows(model: Linear, m: np.ndarray, k: np.ndarray, n: np.ndarray, groups: np.ndarray,
-          models: dict[float, Linear]) -> dict[str, np.ndarray]:
-    """The outputs and regimes of rows; a row of a grouped GEMM (groups > 1)
+          models: dict[float, Linear], regimes: bool = True) -> dict[Any, np.ndarray]:
+    """The outputs and group regimes of rows; a row of a grouped GEMM (groups > 1)
     by the model with that many experts (``Linear.with_groups``)."""
-    out: dict[str, np.ndarray] = {}
-    for g in np.unique(groups):
-        rows = slice(None) if len(np.unique(groups)) == 1 else groups == g
+    out: dict[Any, np.ndarray] = {}
+    kinds = groups[:1] if groups.strides == (0,) else np.unique(groups)  # one, broadcast
+    for g in kinds:
+        rows = slice(None) if len(kinds) == 1 else groups == g
         if g not in models:
             models[g] = model.with_groups(int(g))
-        mg = models[g]
-        part = dict(mg.evaluate(M=m[rows], K=k[rows], N=n[rows]))
-        part.update(_regimes(mg, m[rows], k[rows], n[rows]))
+        part = models[g].compiled.evaluate(m[rows], k[rows], n[rows], outputs=OUTPUTS,
+                                           regimes=regimes)
         if isinstance(rows, slice):
             return part
         for key, v in part.items():

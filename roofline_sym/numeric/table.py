@@ -5,7 +5,8 @@ like pandas), renders as HTML in Jupyter (``_repr_html_``) and exports to
 CSV and JSON, as text when no path is given.  Exports and displays name
 each column with its unit (``lowp_time_s``: seconds, as in the hardware
 files' ``launch_overhead_s``); whole-number float columns (``M``, ``count``)
-are written as integers.
+are written as integers.  ``write_csv`` and ``write_json`` write a stream of
+tables (a sweep's chunks) as one file, a table at a time.
 
 >>> t = Table({"M": np.array([4096.0, 8192.0]), "lowp_time": np.array([1.5e-4, 2.5e-4])})
 >>> print(t.to_csv(), end="")
@@ -18,11 +19,11 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Table", "UNITS", "header", "export_rows"]
+__all__ = ["Table", "UNITS", "header", "export_rows", "write_csv", "write_json"]
 
 # column -> unit suffix of its exported / displayed name
 UNITS = {name: "s" for name in (
@@ -31,6 +32,8 @@ UNITS = {name: "s" for name in (
 # rows a repr / HTML shows before "... more rows"
 _SHOW = 10
 _SHOW_HTML = 50
+# rows written at a time: an export's text stays small however long the table
+_SLICE = 1 << 16
 
 
 def header(column: str) -> str:
@@ -106,18 +109,15 @@ class Table:
         return [{name: values[i] for name, values in cols} for i in range(len(self))]
 
     # -- export -------------------------------------------------------------------
-    def _export(self) -> tuple[list[str], list[list[Any]]]:
-        """Headers with units, and rows with whole-number float columns as int, NaN None."""
-        names, columns = [], []
-        for name, arr in self._data.items():
-            values = arr.tolist()
-            if name not in UNITS and _whole(arr):  # counts, not times
-                values = [None if v != v else int(v) for v in values]
-            elif arr.dtype.kind == "f":
-                values = [None if v != v else v for v in values]
-            names.append(header(name))
-            columns.append(values)
-        return names, [list(r) for r in zip(*columns)]
+    def whole_columns(self) -> set[str]:
+        """The float columns (not times) whose every value is a whole number: the
+        exports write them as integers."""
+        return {name for name, arr in self._data.items() if name not in UNITS and _whole(arr)}
+
+    def _slices(self, rows: int = _SLICE) -> Iterator["Table"]:
+        """The table as consecutive tables of at most ``rows`` rows (views)."""
+        for start in range(0, max(len(self), 1), rows):  # an empty table: its header
+            yield Table({c: v[start:start + rows] for c, v in self._data.items()})
 
     def to_pandas(self):
         """A ``pandas.DataFrame`` (pandas is optional, imported only here)."""
@@ -131,24 +131,12 @@ class Table:
     def to_csv(self, path_or_file: str | os.PathLike | Any = None) -> str | None:
         """CSV with a header (units in the names); floats round-trip exactly, NaN
         is empty.  Returns the text when no path or file is given."""
-        import csv  # exports import their modules when used, keeping the package light
-        import io
-
-        names, rows = self._export()
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(names)
-        writer.writerows([["" if v is None else v for v in r] for r in rows])
-        return _deliver(buf.getvalue(), path_or_file, newline="")
+        return write_csv(self._slices(), path_or_file, self.whole_columns())
 
     def to_json(self, path_or_file: str | os.PathLike | Any = None) -> str | None:
         """A JSON list of row objects (keys with units); NaN is ``null``.
         Returns the text when no path or file is given."""
-        import json
-
-        names, rows = self._export()
-        text = json.dumps([dict(zip(names, r)) for r in rows], allow_nan=False)
-        return _deliver(text, path_or_file)
+        return write_json(self._slices(), path_or_file, self.whole_columns())
 
     # -- display ------------------------------------------------------------------
     def format(self, columns: Sequence[str] | None = None, max_rows: int = 20,
@@ -201,6 +189,124 @@ class Table:
                 f"<tbody>{body}</tbody></table>{more}")
 
 
+def write_csv(tables: Iterable[Table], path_or_file: str | os.PathLike | Any = None,
+              whole: Collection[str] = ()) -> str | None:
+    """Write ``tables`` (the same columns; e.g. a sweep's chunks) as one CSV with a
+    header, a table at a time: the text ``csv.writer`` writes for the rows
+    (names with units; floats as ``repr``, so they read back exactly; NaN
+    empty), the ``whole`` columns as integers.  Returns the text when no path
+    or file is given.
+
+    >>> t = Table({"n": np.array([1.0, 2.0]), "x": np.array([0.1, np.nan]),
+    ...            "s": np.array(["a,b", "c"])})
+    >>> print(write_csv([t], whole={"n"}), end="")
+    n,x,s
+    1,0.1,"a,b"
+    2,,c
+    """
+    out = _Output(path_or_file, newline="")
+    with out as f:
+        head = None
+        for table in tables:
+            if head is None:
+                head = table.columns
+                f.write(",".join(_csv_text(header(c)) for c in head) + "\n")
+            if len(table):
+                cells = [_cells(table[c], _csv_text, "", c in whole) for c in head]
+                f.write("\n".join(map(",".join, zip(*cells))) + "\n")
+    return out.text
+
+
+def write_json(tables: Iterable[Table], path_or_file: str | os.PathLike | Any = None,
+               whole: Collection[str] = ()) -> str | None:
+    """Write the rows of ``tables`` as one JSON list of row objects, a table at a
+    time: the text ``json.dump`` writes for them (keys with units, NaN
+    ``null``), the ``whole`` columns as integers.  Returns the text when no
+    path or file is given.
+
+    >>> t = Table({"n": np.array([1.0, 2.0]), "x": np.array([0.1, np.nan]),
+    ...            "b": np.array([True, False])})
+    >>> write_json([t], whole={"n"})
+    '[{"n": 1, "x": 0.1, "b": true}, {"n": 2, "x": null, "b": false}]'
+    """
+    import json
+
+    out = _Output(path_or_file)
+    with out as f:
+        f.write("[")
+        first = True
+        for table in tables:
+            if not len(table):
+                continue
+            # each cell with its key, so a row is its cells joined
+            cells = [_cells(table[c], json.dumps, "null", c in whole,
+                            prefix=json.dumps(header(c)) + ": ") for c in table.columns]
+            f.write(("{" if first else ", {") + "}, {".join(map(", ".join, zip(*cells))) + "}")
+            first = False
+        f.write("]")
+    return out.text
+
+
+def _csv_text(value: Any) -> str:
+    """A value as ``csv.writer`` writes it (quoted where it must be; None empty)."""
+    text = "" if value is None else str(value)
+    if any(c in text for c in ',"\r\n'):
+        import csv
+        import io
+
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow([text, ""])
+        return buf.getvalue()[:-2]
+    return text
+
+
+def _cells(column: np.ndarray, encode: Any, nan: str, whole: bool = False,
+           prefix: str = "") -> list[str]:
+    """A column's cells as text, each preceded by ``prefix``: floats as ``repr``
+    (``nan`` for NaN; integers for a ``whole`` column), other values through
+    ``encode``.  A column of few distinct values (constant columns, grids of
+    shapes) writes each once."""
+    kind = column.dtype.kind
+    if kind == "b":
+        words = np.array([prefix + encode(False), prefix + encode(True)], dtype=object)
+        return words[column.view(np.int8)].tolist()
+    values, inverse = column, None
+    if len(column) > 256 and _repeats(column):
+        values, inverse = np.unique(column, return_inverse=True)
+    items = values.tolist()
+    if kind == "f":
+        if encode is not _csv_text and np.isinf(values).any():
+            raise ValueError("Out of range float values are not JSON compliant")
+        text = [str(int(v)) if v == v else nan for v in items] if whole else \
+            list(map(repr, items))
+        if not whole and np.isnan(values).any():
+            text = [nan if v != v else t for v, t in zip(items, text)]
+    elif kind in "iu":
+        text = list(map(str, items))
+    elif encode is _csv_text and kind == "U" or all(isinstance(v, str) for v in items):
+        plain = encode is _csv_text and not any(c in "".join(items) for c in ',"\r\n')
+        text = items if plain else list(map(encode, items))
+    else:
+        text = [nan if isinstance(v, float) and v != v else encode(v) for v in items]
+    if prefix:
+        text = list(map(prefix.__add__, text))
+    if inverse is None:
+        return text
+    return np.array(text, dtype=object)[inverse.reshape(-1)].tolist()
+
+
+def _repeats(column: np.ndarray) -> bool:
+    """Whether a column has few distinct values, judged on a sample (to write each
+    once); -0.0 and objects that do not sort are written one by one."""
+    sample = column[:256]
+    try:
+        if len(np.unique(sample)) > 64:
+            return False
+    except TypeError:
+        return False
+    return not (column.dtype.kind == "f" and np.any(np.signbit(column) & (column == 0)))
+
+
 def _whole(arr: np.ndarray) -> bool:
     """A float column whose every value (NaN aside) is a whole number below 2**53."""
     if arr.dtype.kind != "f" or not len(arr):
@@ -223,15 +329,26 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
-def _deliver(text: str, target: Any, newline: str | None = None) -> str | None:
-    """``text`` itself when ``target`` is None; else written to a path or file."""
-    if target is None:
-        return text
-    if isinstance(target, (str, os.PathLike)):
-        with open(target, "w", encoding="utf-8", newline=newline) as f:
-            f.write(text)
-        return None
-    if not hasattr(target, "write"):
-        raise ValueError(f"expected a path or a writable file, got {target!r}")
-    target.write(text)
-    return None
+class _Output:
+    """Where an export writes: a path (opened), a file (used as is, not closed),
+    or None (the text, kept as ``.text`` once the block ends)."""
+
+    def __init__(self, target: Any, newline: str | None = None):
+        self.target, self.newline, self.f, self.text = target, newline, None, None
+
+    def __enter__(self):
+        if self.target is None:
+            import io
+
+            self.f = io.StringIO()
+        elif isinstance(self.target, (str, os.PathLike)):
+            self.f = open(self.target, "w", encoding="utf-8", newline=self.newline)
+        elif not hasattr(self.target, "write"):
+            raise ValueError(f"expected a path or a writable file, got {self.target!r}")
+        return self.f or self.target
+
+    def __exit__(self, *exc) -> None:
+        if self.target is None:
+            self.text = self.f.getvalue()
+        elif self.f is not None:
+            self.f.close()

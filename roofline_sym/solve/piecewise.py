@@ -503,13 +503,14 @@ def _plain_terms(problem: Problem) -> tuple[Terms, bool]:
     """The pieces as polynomials in the variable, or in its reciprocal (``True``)."""
     var = problem.variable
     u = sympy.Dummy("u", positive=True)
-    inverted = any(coefficients(e, var) is None for _, ps in problem.terms for _, e in ps)
     terms = []
-    for term, ps in problem.terms:
+    direct = [[coefficients(e, var) for _, e in ps] for _, ps in problem.terms]
+    inverted = any(c is None for cs in direct for c in cs)
+    for (term, ps), cs in zip(problem.terms, direct):
         polys = []
-        for regime, e in ps:
-            c = coefficients(e.xreplace({var: 1 / u}) if inverted else e,
-                             u if inverted else var)
+        for (regime, e), c in zip(ps, cs):
+            if inverted:
+                c = coefficients(e.xreplace({var: 1 / u}), u)
             if c is None:
                 raise ValueError(f"cannot solve for {var}: term {term.name} is not polynomial "
                                  f"in {var} or 1/{var}")

@@ -63,12 +63,60 @@ def monomials(expr: sympy.Expr, gens: Sequence[sympy.Symbol]
 
 
 def coefficients(expr: sympy.Expr, var: sympy.Symbol) -> tuple[Fraction, ...] | None:
-    """Coefficients of ``expr`` as a polynomial in ``var``, or None if not one."""
-    terms = monomials(expr, [var])
+    """Coefficients of ``expr`` as a polynomial in ``var`` with rational
+    coefficients, or None if not one (the zero polynomial is ``(0,)``).
+
+    >>> from sympy.abc import x
+    >>> coefficients((x + 2) * (3 * x - 1) / 4, x)
+    (Fraction(-1, 2), Fraction(5, 4), Fraction(3, 4))
+    >>> coefficients(sympy.ceiling(x / 32), x) is None
+    True
+    """
+    terms = _terms(expr, var)
     if terms is None:
         return None
-    degree = max((m[0] for m in terms), default=0)
-    return tuple(terms.get((i,), Fraction(0)) for i in range(degree + 1))
+    degree = max((k for k, c in terms.items() if c), default=0)
+    return tuple(terms.get(k, Fraction(0)) for k in range(degree + 1))
+
+
+def _terms(e: sympy.Expr, var: sympy.Symbol) -> dict[int, Fraction] | None:
+    """``{power: coefficient}`` of ``e``, read off its tree (much faster than
+    building a ``sympy.Poly``), or None where ``e`` is no polynomial in ``var``
+    with rational coefficients (floats, other symbols, functions)."""
+    if e is var:
+        return {1: Fraction(1)}
+    if e.is_Rational:
+        return {0: Fraction(int(e.p), int(e.q))}
+    if e.is_Add or e.is_Mul:
+        out: dict[int, Fraction] | None = None
+        for arg in e.args:
+            t = _terms(arg, var)
+            if t is None:
+                return None
+            if out is None:
+                out = t
+            elif e.is_Add:
+                out = {k: out.get(k, 0) + t.get(k, 0) for k in out.keys() | t.keys()}
+            else:
+                product: dict[int, Fraction] = {}
+                for i, a in out.items():
+                    for j, b in t.items():
+                        product[i + j] = product.get(i + j, 0) + a * b
+                out = product
+        return out
+    if e.is_Pow and e.exp.is_Integer and e.exp >= 0:
+        base = _terms(e.base, var)
+        if base is None:
+            return None
+        out = {0: Fraction(1)}
+        for _ in range(int(e.exp)):
+            product = {}
+            for i, a in out.items():
+                for j, b in base.items():
+                    product[i + j] = product.get(i + j, 0) + a * b
+            out = product
+        return out
+    return None
 
 
 def trim(c: Sequence[Fraction]) -> tuple[Fraction, ...]:
