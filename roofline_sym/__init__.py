@@ -8,6 +8,7 @@ True
 
 import importlib
 import sys
+from typing import Any
 
 from . import _compat
 from ._version import version as _version
@@ -35,7 +36,7 @@ from .symbols import K, M, N, x
 
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _compat.PUBLIC:
         return importlib.import_module(f"{__name__}.{name}")
     if name == "__version__":

@@ -23,10 +23,12 @@ True
 from __future__ import annotations
 
 import importlib
+import importlib.abc
 import importlib.machinery
 import sys
 import types
 import warnings
+from typing import Any, Sequence
 
 __all__ = ["MOVED", "PUBLIC", "Package", "install"]
 
@@ -58,13 +60,13 @@ PUBLIC = {
 _PACKAGE = __name__.rpartition(".")[0]
 
 
-class _Alias:
+class _Alias(importlib.abc.Loader):
     """Loads an old path as the module it moved to (an importlib loader)."""
 
     def __init__(self, old: str, new: str, warn: bool) -> None:
         self.old, self.new, self.warn = old, new, warn
 
-    def create_module(self, spec):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         if self.warn:
             warnings.warn(f"{self.old} moved to {self.new}; import it from there",
                           DeprecationWarning, stacklevel=2)
@@ -72,7 +74,7 @@ class _Alias:
         self.own_spec = module.__spec__
         return module
 
-    def exec_module(self, module) -> None:
+    def exec_module(self, module: types.ModuleType) -> None:
         # already executed; the import system gave it the old path's spec:
         # give back its own
         module.__spec__ = self.own_spec
@@ -81,7 +83,8 @@ class _Alias:
 class _Finder:
     """Finds the old paths (a ``sys.meta_path`` finder)."""
 
-    def find_spec(self, fullname, path=None, target=None):
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         package, _, name = fullname.rpartition(".")
         if package != _PACKAGE or not (name in MOVED or name in PUBLIC):
             return None
@@ -97,7 +100,7 @@ class Package(types.ModuleType):
     public function ``linear`` with a module.
     """
 
-    def __setattr__(self, name: str, value) -> None:
+    def __setattr__(self, name: str, value: Any) -> None:
         current = self.__dict__.get(name)
         if (isinstance(value, types.ModuleType) and name in self.__dict__.get("__all__", ())
                 and current is not None and not isinstance(current, types.ModuleType)):

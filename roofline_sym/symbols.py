@@ -177,4 +177,5 @@ def may_be_zero(name: str) -> bool:
 
 def latex_name(sym: sympy.Symbol) -> str:
     """Readable LaTeX for a roofline_sym symbol (shape symbols print as themselves)."""
-    return _LATEX.get(sym, sympy.latex(sym))
+    name: str = _LATEX.get(sym, sympy.latex(sym))
+    return name

@@ -45,7 +45,7 @@ import stat
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import sympy
@@ -97,8 +97,8 @@ def escape(text: str) -> str:
 def label(text: Any, limit: int = 160) -> str:
     """A name for a message (a file path, a source): control characters escaped,
     cut to ``limit`` characters."""
-    text = escape(str(text))
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    name = escape(str(text))
+    return name if len(name) <= limit else name[:limit - 3] + "..."
 
 
 def has_control(text: str) -> bool:
@@ -171,7 +171,8 @@ def choice(value: Any, valid: Sequence[str], what: str) -> str:
     return value
 
 
-def items(value: Any, what: str, kinds: type | tuple[type, ...], limit: int = 10_000) -> list:
+def items(value: Any, what: str, kinds: type | tuple[type, ...],
+          limit: int = 10_000) -> list[Any]:
     """One item of ``kinds``, or an iterable of them (at most ``limit``), as a list;
     checked item by item, so a wrong one stops it at once."""
     if isinstance(value, kinds):
@@ -201,9 +202,11 @@ def count(value: Any, name: str, *, minimum: int = 0, maximum: int = MAX_ELEMENT
         whole = True  # a huge int: caught by the bound below
     if not whole:
         raise ValueError(f"{name} must be an integer, got {show(value)}")
-    if not minimum <= value <= maximum:
+    # typeshed's numbers.Real is vague on purpose: it declares no __ge__ (which
+    # int <= value reaches at run time) and a __trunc__ that returns no int
+    if not minimum <= value <= maximum:  # type: ignore[operator]
         raise ValueError(f"{name} must be in {minimum}..{maximum}, got {show(value)}")
-    return int(value)
+    return int(value)  # type: ignore[arg-type]
 
 
 # -- ranges of hardware numbers --------------------------------------------------------
@@ -522,8 +525,9 @@ def _bits(r: sympy.Rational) -> int:
 _FUNCTIONS = {"Max": sympy.Max, "Min": sympy.Min, "ceiling": sympy.ceiling,
               "ceil": sympy.ceiling, "floor": sympy.floor}
 _SHAPE_NAMES = {"M": S.M, "K": S.K, "N": S.N, "x": S.x}
-_BINARY = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
-           ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b}
+_BINARY: dict[type[ast.operator], Callable[[sympy.Expr, sympy.Expr], sympy.Expr]] = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b}
 
 
 def _known_names() -> list[str]:

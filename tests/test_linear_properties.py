@@ -302,6 +302,13 @@ def test_rebinding_a_bound_model_uses_the_new_hardware():
     assert h200.lowp_time == direct.lowp_time != h100.lowp_time
 
 
+def test_a_bound_model_without_its_unbound_one_refuses_to_rebind():
+    m = rs.linear("tensorwise").on("h100")
+    orphan = rs.Linear(m.recipe, m.mode, m.fuse, m.preset, m.options, m.terms, m.hardware)
+    with pytest.raises(ValueError, match="no unbound model"):
+        orphan.on("h200")
+
+
 def test_shapes_beyond_2_53_are_refused():
     model = rs.linear("tensorwise").on("h100")
     with pytest.raises(ValueError, match=r"at most 2\*\*53"):

@@ -46,7 +46,7 @@ class _Blocks:
         self.selected, self.dtype = tuple(selected), dtype
         self._here = evaluator  # this process's compiled model; it does not travel
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "_here"}
 
     def __call__(self, m: np.ndarray, k: np.ndarray, n: np.ndarray,
@@ -77,12 +77,14 @@ def evaluate_lazy(evaluator: CompiledTerms | BoundTerms, outputs: Sequence[str] 
     probe = {name: plausible(name) for name in hardware_values}
     selected = list(evaluator.evaluate(1.0, 1.0, 1.0, probe, outputs=outputs))
     free = evaluator.compiled.free_names if evaluator.coefficients_bound is None else ()
-    arrays = da.broadcast_arrays(*(da.asarray(v) for v in
+    # dask ships py.typed but leaves these functions unannotated
+    arrays = da.broadcast_arrays(*(da.asarray(v) for v in  # type: ignore[no-untyped-call]
                                    (M, K, N, *(hardware_values[n] for n in free))))
     blocks = _Blocks(evaluator, selected, np.dtype(dtype))
     index = tuple(f"i{d}" for d in range(arrays[0].ndim))
     # blockwise lines the arrays' chunks up; the outputs form a new first axis
-    stacked = da.blockwise(blocks, ("out",) + index, *(x for a in arrays for x in (a, index)),
-                           new_axes={"out": len(selected)}, dtype=np.dtype(dtype),
-                           meta=np.empty((0,) * (len(index) + 1), dtype=dtype))
+    stacked = da.blockwise(  # type: ignore[no-untyped-call]
+        blocks, ("out",) + index, *(x for a in arrays for x in (a, index)),
+        new_axes={"out": len(selected)}, dtype=np.dtype(dtype),
+        meta=np.empty((0,) * (len(index) + 1), dtype=dtype))
     return {name: stacked[i] for i, name in enumerate(selected)}

@@ -42,14 +42,14 @@ import threading
 from collections import Counter
 from fractions import Fraction
 from functools import cached_property, lru_cache, reduce
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import sympy
 
 from .. import symbols as S
 from ..validate import SHAPE_MAX, broadcast_shape, hardware_array, positive_array, unknown_name
-from .term import REGIMES, Term
+from .term import REGIMES, Term, TermId
 
 __all__ = ["CompiledTerms", "BoundTerms", "Program", "compile_terms", "release_scratch",
            "GROUPS", "OUTPUTS", "CHUNK"]
@@ -80,11 +80,11 @@ _FUNCTIONS = {sympy.ceiling: "ceil", sympy.floor: "floor", sympy.exp: "exp",
               sympy.log: "log", sympy.Abs: "absolute"}
 
 
-def _max(*args):
+def _max(*args: Any) -> Any:
     return reduce(np.maximum, args)
 
 
-def _min(*args):
+def _min(*args: Any) -> Any:
     return reduce(np.minimum, args)
 
 
@@ -99,6 +99,12 @@ def _is_vector(operand: int | str) -> bool:
     return isinstance(operand, int) or operand in _SHAPES
 
 
+# a form's operands, each with its count, in _order
+_Items = tuple[tuple[int | str, int], ...]
+# per form function, the forms the expressions need: {members: planned forms containing it}
+_Planned = Mapping[str, dict[frozenset[tuple[Any, int]], int]]
+
+
 class _Builder:
     """Sympy expressions in the shapes and coefficients -> numpy operations.
 
@@ -109,16 +115,17 @@ class _Builder:
     product after ``M*K``.
     """
 
-    def __init__(self, coefficients: "_Coefficients", planned: Mapping[str, dict] | None = None):
+    def __init__(self, coefficients: "_Coefficients", planned: _Planned | None = None):
         self.coef = coefficients
-        self.ops: list[tuple[str, int, tuple]] = []  # (function, value, operands)
-        self.calls: list[Callable] = []
-        self._memo: dict[tuple, int] = {}
+        # (function, value, operands)
+        self.ops: list[tuple[str, int, tuple[int | str, ...]]] = []
+        self.calls: list[Callable[..., Any]] = []
+        self._memo: dict[tuple[str, tuple[int | str, ...]], int] = {}
         self.env: dict[sympy.Symbol, int | str] = {}
         self.planning = planned is None
-        self.planned = {f: {} for f in _FORMS} if planned is None else planned
-        self._forms: dict[tuple, int | str] = {}
-        self._form_of: dict[int | str, tuple[str, tuple]] = {}
+        self.planned: _Planned = {f: {} for f in _FORMS} if planned is None else planned
+        self._forms: dict[tuple[str, _Items], int | str] = {}
+        self._form_of: dict[int | str, tuple[str, _Items]] = {}
         # what a value is, independent of how it was built (forms: their members),
         # so the forms planned by one builder are recognised by the next
         self._keys: dict[int, Any] = {}
@@ -152,7 +159,7 @@ class _Builder:
     def form(self, fn: str, counts: Mapping[int | str, int], top: bool = True) -> int | str:
         """The sum (``add``), product (``multiply``), ``maximum`` or ``minimum`` of
         operands (at least one a vector), each ``counts[o]`` times."""
-        flat: Counter = Counter()
+        flat: Counter[int | str] = Counter()
         for o, k in counts.items():  # operands that are forms themselves: their parts
             kind, items = self._form_of.get(o, (None, ()))
             if kind == fn:
@@ -190,7 +197,7 @@ class _Builder:
             self._keys[result] = ("form", fn, members)
         return result
 
-    def _cost(self, fn: str, flat: Mapping) -> int:
+    def _cost(self, fn: str, flat: Mapping[int | str, int]) -> int:
         """Operations to build a form from scratch (none if built)."""
         items = tuple(sorted(flat.items(), key=lambda kv: _order(kv[0])))
         if sum(flat.values()) <= 1 or (fn, items) in self._forms:
@@ -199,11 +206,12 @@ class _Builder:
             return len(flat) - 1 + len({k for k in flat.values() if k > 1})
         return sum(flat.values()) - 1 if fn == "multiply" else len(flat) - 1
 
-    def _best_part(self, fn: str, flat: Counter) -> dict | None:
+    def _best_part(self, fn: str, flat: Counter[int | str]) -> dict[int | str, int] | None:
         """The planned form inside ``flat`` that makes it cheapest (on a tie,
         the one most planned forms contain), or None if none helps."""
         by_key = {self.key(o): o for o in flat}
-        best, best_score = None, (self._cost(fn, flat), -1)
+        best: dict[int | str, int] | None = None
+        best_score = (self._cost(fn, flat), -1)
         for members, shared in self.planned[fn].items():
             if not all(m in by_key and flat[by_key[m]] >= k for m, k in members):
                 continue
@@ -217,7 +225,7 @@ class _Builder:
         return best
 
     @staticmethod
-    def _first_part(fn: str, flat: Counter, items: tuple) -> dict:
+    def _first_part(fn: str, flat: Counter[int | str], items: _Items) -> dict[int | str, int]:
         """Without a planned part: operands repeated equally often together (a sum
         multiplies them once), else the first operand."""
         if fn == "add":
@@ -234,8 +242,9 @@ class _Builder:
         if e.is_Number:
             return self.coef.literal(e)
         if e.is_Add:
-            counts: Counter = Counter()
-            scalars, negative = [], []
+            counts: Counter[int | str] = Counter()
+            scalars: list[int | str] = []
+            negative: list[int | str] = []
             for a in e.args:
                 if a.could_extract_minus_sign():
                     negative.append(self.expr(-a))
@@ -253,6 +262,8 @@ class _Builder:
             out = self.chain("add", parts) if parts else None
             for n in negative:
                 out = self.op("negative", n) if out is None else self.op("subtract", out, n)
+            if out is None:  # a sum has two terms or more
+                raise AssertionError(f"no operation for the sum {e}")
             return out
         if e.is_Mul:
             coeff, factors = e.as_coeff_mul()
@@ -302,7 +313,7 @@ class _Builder:
         return self.op("call", f"f{len(self.calls) - 1}", *(self.expr(a) for a in args))
 
     # -- a term counted k times --------------------------------------------------------------
-    def scaled(self, v: int | str, k: int, uses: Counter) -> int | str:
+    def scaled(self, v: int | str, k: int, uses: Counter[int]) -> int | str:
         """``k * v`` for a term's time ``v``: where ``v`` is a maximum of pieces
         that are each vectors times coefficients plus coefficients (used nowhere
         else), ``k`` goes into the coefficients (``3 Max(c X + d, L) =
@@ -311,7 +322,7 @@ class _Builder:
             return self._scale(v, k)
         return self.op("multiply", v, self.coef.literal(k))
 
-    def _scalable(self, v: int | str, uses: Counter, top: bool = False) -> bool:
+    def _scalable(self, v: int | str, uses: Counter[int], top: bool = False) -> bool:
         if not _is_vector(v):
             return True
         if not isinstance(v, int) or (not top and uses[v] != 1):
@@ -323,7 +334,7 @@ class _Builder:
 
     def _scale(self, v: int | str, k: int) -> int | str:
         literal = self.coef.literal(k)
-        if not _is_vector(v):
+        if not isinstance(v, int):  # a scalar (_scalable refuses the shapes themselves)
             return self.coef.scalar_op("multiply", (v, literal))
         fn, _, args = self.ops[v]
         if fn == "multiply":
@@ -333,11 +344,11 @@ class _Builder:
         return self.op(fn, *(self._scale(a, k) for a in args))
 
 
-def _with_common_parts(planned: Mapping[str, dict]) -> dict[str, dict]:
+def _with_common_parts(planned: _Planned) -> _Planned:
     """The planned forms and what any two of them have in common (two operands
     or more): ``Max(A, B1, L)`` and ``Max(A, B2, L)`` share ``Max(A, L)``; each
     with the number of planned forms that contain it."""
-    out = {}
+    out: dict[str, dict[frozenset[tuple[Any, int]], int]] = {}
     for fn, forms in planned.items():
         counts = [Counter(dict(members)) for members in forms]
         common = [a & b for i, a in enumerate(counts) for b in counts[i + 1:]]
@@ -347,7 +358,7 @@ def _with_common_parts(planned: Mapping[str, dict]) -> dict[str, dict]:
     return out
 
 
-def _order(operand: int | str) -> tuple:
+def _order(operand: int | str) -> tuple[int, int, str]:
     """Vectors first (computed values in order, then inputs), then scalars."""
     if isinstance(operand, int):
         return (0, operand, "")
@@ -389,12 +400,14 @@ class _Coefficients:
             self.exprs.append(e)
         return self._index[e]
 
-    def expr(self, operand: str) -> sympy.Expr:
+    def expr(self, operand: int | str) -> sympy.Expr:
+        if isinstance(operand, int):  # callers pass scalars only
+            raise TypeError(f"operand {operand} is a computed vector, not a scalar")
         if operand.startswith("c"):
             return self.exprs[int(operand[1:])]
         return self._literals[operand]
 
-    def scalar_op(self, fn: str, args: tuple[str, ...]) -> str:
+    def scalar_op(self, fn: str, args: Sequence[int | str]) -> str:
         e = [self.expr(a) for a in args]
         binary = {"add": sympy.Add, "multiply": sympy.Mul, "maximum": sympy.Max,
                   "minimum": sympy.Min, "power": sympy.Pow}
@@ -486,7 +499,9 @@ class Program:
                                         in enumerate(compiled._term_operands) if terms]
         sinks += [("out", (name, compiled._output_operands[name])) for name in outputs]
         # schedule: each sink's operations depth first, just before they are needed
-        order, seen = [], set()
+        # steps: (function, value or target, operands[, regimes])
+        order: list[tuple[Any, ...]] = []
+        seen: set[int] = set()
 
         def visit(v: int | str) -> None:
             if isinstance(v, int) and v not in seen:
@@ -496,7 +511,8 @@ class Program:
                     visit(a)
                 order.append(b.ops[v])
 
-        tail: list[tuple[str, Any, tuple]] = []  # (kind, target, operands) after all ops
+        # (kind, target, operands) after all ops
+        tail: list[tuple[str, str, tuple[int | str]]] = []
         pinned: dict[int, str] = {}
         for kind, sink in sinks:
             if kind == "out":
@@ -530,7 +546,8 @@ class Program:
             order.insert(at + 1, ("least", "least", (product,)))
         self._source(order, pinned, compiled)
 
-    def _source(self, order, pinned, compiled) -> None:
+    def _source(self, order: list[tuple[Any, ...]], pinned: dict[int, str],
+                compiled: CompiledTerms) -> None:
         last: dict[int, int] = {}
         for i, step in enumerate(order):
             for a in step[2]:
@@ -609,7 +626,7 @@ class Program:
         self.run, self.plain = namespace["run"], namespace["plain"]
 
 
-def _regime(out: np.ndarray, values: tuple, regimes: tuple[int, ...]) -> None:
+def _regime(out: np.ndarray, values: tuple[np.ndarray, ...], regimes: tuple[int, ...]) -> None:
     """``out`` = the regime (index in ``REGIMES``) of the first piece equal to
     the term's time ``values[0]`` (the maximum of the pieces ``values[1:]``)."""
     time, pieces = values[0], values[1:]
@@ -639,7 +656,7 @@ class _Evaluator:
         return self.compiled._program(tuple(outputs), terms)
 
     def evaluate(self, M: Any, K: Any, N: Any, hardware_values: Mapping[str, Any] = {},
-                 outputs: Sequence[str] | str = OUTPUTS, dtype: Any = np.float64,
+                 outputs: Sequence[str] | str | None = OUTPUTS, dtype: Any = np.float64,
                  chunk: int = CHUNK, regimes: bool = False) -> dict[Any, np.ndarray]:
         """``{name: array}`` for each of ``outputs`` at shapes ``M, K, N`` (numpy
         broadcasting), an unbound model's free symbols by name in ``hardware_values``.
@@ -691,7 +708,7 @@ class CompiledTerms(_Evaluator):
         self._builder = self._build(_Builder(coef, _with_common_parts(planning.planned)),
                                     pieces)
         self.coefficients = tuple(coef.exprs)
-        self._programs: dict[tuple, Program] = {}
+        self._programs: dict[tuple[tuple[str, ...], bool], Program] = {}
 
     def _build(self, b: _Builder, pieces: list[sympy.Expr]) -> _Builder:
         """Every piece, term time, group total and output as operations of ``b``."""
@@ -716,7 +733,7 @@ class CompiledTerms(_Evaluator):
             parts = vectors + ([coef.of(sympy.Add(*scalars))] if scalars else [])
             totals[key] = reduce(lambda x, y: b.op("add", x, y), parts) if parts else "0.0"
 
-        def plus(x, y):
+        def plus(x: int | str, y: int | str) -> int | str:
             return x if y == "0.0" else y if x == "0.0" else b.op("add", x, y)
 
         out = {f"{side}_{group}_time": totals[(side, group)] for side, group in GROUPS}
@@ -739,10 +756,12 @@ class CompiledTerms(_Evaluator):
         return self._programs[key]
 
     @cached_property
-    def _coefficient_fn(self) -> Callable:
+    def _coefficient_fn(self) -> Callable[..., Any]:
         """The coefficients from numbers or arrays of the free symbols (made on the
         first evaluation of the unbound terms: a bound model does not need it)."""
-        return sympy.lambdify(self.free, list(self.coefficients), modules=_LAMBDIFY_MODULES)
+        fn: Callable[..., Any] = sympy.lambdify(self.free, list(self.coefficients),
+                                                modules=_LAMBDIFY_MODULES)
+        return fn
 
     def bind(self, values: Mapping[sympy.Symbol, Any]) -> "BoundTerms":
         """These terms with every free symbol given a value: exact (SymPy numbers,
@@ -770,7 +789,8 @@ class BoundTerms(_Evaluator):
 
 
 @lru_cache(maxsize=256)
-def _compile_cached(key: tuple) -> CompiledTerms:
+def _compile_cached(key: tuple[tuple[TermId, tuple[tuple[str, sympy.Expr], ...]], ...]
+                    ) -> CompiledTerms:
     return CompiledTerms([Term(id, pieces) for id, pieces in key])
 
 
@@ -792,7 +812,7 @@ def _exact_float(e: sympy.Expr, values: Mapping[sympy.Symbol, sympy.Expr]) -> fl
     return float(e.xreplace(values)) if value is None else float(value)
 
 
-def _fraction(e: sympy.Expr, values: Mapping) -> Fraction | None:
+def _fraction(e: sympy.Expr, values: Mapping[sympy.Symbol, sympy.Expr]) -> Fraction | None:
     if e.is_Symbol:
         v = values.get(e)
         return Fraction(int(v.p), int(v.q)) if v is not None and v.is_Rational else None
@@ -802,8 +822,8 @@ def _fraction(e: sympy.Expr, values: Mapping) -> Fraction | None:
         base = _fraction(e.base, values)
         return None if base is None or (base == 0 and e.exp < 0) else base ** int(e.exp)
     if e.is_Add or e.is_Mul or isinstance(e, (sympy.Max, sympy.Min)):
-        args = [_fraction(a, values) for a in e.args]
-        if any(a is None for a in args):
+        args = [f for f in (_fraction(a, values) for a in e.args) if f is not None]
+        if len(args) < len(e.args):
             return None
         if e.is_Add:
             return sum(args, Fraction(0))
@@ -889,7 +909,10 @@ class _Run:
         compiled, bound = ev.compiled, ev.coefficients_bound
         hw = self._hardware(compiled, hardware_values, bound is not None)
         program = compiled._program(outputs, bool(terms))
-        self.times = self.regimes = None
+        # every term's time and regime (terms="terms")
+        self.times: list[np.ndarray] = []
+        self.regimes: list[np.ndarray] = []
+        self.result: dict[Any, np.ndarray]
         if any(_is_lazy(v) for v in (M, K, N, *hw)):
             if terms:
                 raise TypeError("term times and regimes need numpy arrays; evaluate() "
@@ -977,7 +1000,7 @@ class _Run:
                 start = end
 
     @staticmethod
-    def _hardware(compiled: CompiledTerms, values: Mapping[str, Any], bound: bool) -> list:
+    def _hardware(compiled: CompiledTerms, values: Mapping[str, Any], bound: bool) -> list[Any]:
         names = list(compiled.free_names)
         if bound:
             if values:
@@ -997,7 +1020,8 @@ class _Run:
                 for n in names]
 
     @staticmethod
-    def _chunks(walked, size: int, dtype: np.dtype, chunk: int):
+    def _chunks(walked: list[tuple[int, np.ndarray]], size: int, dtype: np.dtype,
+                chunk: int) -> Iterator[tuple[tuple[np.ndarray, ...], int]]:
         """``(views, n)``: the walked arrays' next ``n`` elements (broadcast, in C
         order, cast to ``dtype``), at most ``chunk`` at a time."""
         if not walked:
@@ -1009,11 +1033,13 @@ class _Run:
                        casting="unsafe", buffersize=chunk, order="C")
         with it:
             for views in it:
-                views = (views,) if len(walked) == 1 else views
+                # numpy's stubs miss it: over one array, nditer yields the array itself
+                views = (views,) if len(walked) == 1 else views  # type: ignore[assignment]
                 yield views, views[0].size
 
     @staticmethod
-    def _lazy(compiled: CompiledTerms, program: Program, bound, shapes, hw, dtype) -> dict:
+    def _lazy(compiled: CompiledTerms, program: Program, bound: tuple[float, ...] | None,
+              shapes: Sequence[Any], hw: list[Any], dtype: np.dtype) -> dict[str, Any]:
         """The elementwise path for arrays of other libraries (dask): no chunks, no
         ``out=``, nothing materialized."""
         shapes = [s.astype(dtype) if _is_lazy(s) else np.asarray(s, dtype=dtype)
@@ -1063,7 +1089,8 @@ def _group_members(compiled: CompiledTerms) -> list[list[int]]:
             for key in GROUPS]
 
 
-def _group_regimes(groups, times, regimes, acc, outs) -> None:
+def _group_regimes(groups: list[list[int]], times: list[np.ndarray], regimes: list[np.ndarray],
+                   acc: list[np.ndarray], outs: list[np.ndarray]) -> None:
     """Per group, the regime whose terms hold the most time (the first on ties,
     as ``np.argmax``); ``acc``: a buffer per regime and one more."""
     *sums, best = acc

@@ -16,7 +16,7 @@ GEMM contraction axis.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import sympy
 
@@ -49,7 +49,7 @@ class ElementFormat:
     def bytes(self) -> sympy.Rational:
         return sympy.Rational(self.bits, 8)
 
-    def torch_dtype(self):
+    def torch_dtype(self) -> Any:
         """The matching ``torch.dtype`` (imports torch on first use)."""
         if self.torch_name is None:
             raise TypeError(f"{self.name} has no torch dtype")

@@ -51,19 +51,32 @@ class Gemm:
     weight: str | None = None  # "b" or "out": the operand held once per group
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "operand", _format(self.operand))
+        operand = _format(self.operand)
+        object.__setattr__(self, "operand", operand)
         object.__setattr__(self, "output", _format(self.output))
         for dim in ("m", "k", "n", "scale_bytes"):  # text is parsed, never evaluated
             object.__setattr__(self, dim, expression(getattr(self, dim), f"Gemm {dim}"))
-        if self.operand.compute is None:
-            raise ValueError(f"{self.operand.name} is a scale format, not a GEMM input")
+        if operand.compute is None:
+            raise ValueError(f"{operand.name} is a scale format, not a GEMM input")
         if self.weight not in (None, "b", "out"):
             raise ValueError(f"weight must be 'b', 'out' or None, not {self.weight!r}")
+
+    # the formats as __post_init__ left them (the fields' types are what __init__ takes)
+    @property
+    def _operand_format(self) -> ElementFormat:
+        return _format(self.operand)
+
+    @property
+    def _output_format(self) -> ElementFormat:
+        return _format(self.output)
 
     @property
     def dtype(self) -> str:
         """The peak this GEMM runs at (``bf16``, ``fp8``, ``fp4``)."""
-        return self.operand.compute
+        compute = self._operand_format.compute
+        if compute is None:  # __post_init__ rejects scale formats
+            raise AssertionError(f"{self.name}: operand {self._operand_format.name} has no peak")
+        return compute
 
     @property
     def flops(self) -> sympy.Expr:
@@ -72,11 +85,12 @@ class Gemm:
     @property
     def bytes_read(self) -> sympy.Expr:
         b = self.k * self.n * (self.groups if self.weight == "b" else 1)
-        return (self.m * self.k + b) * self.operand.bytes + self.scale_bytes
+        return (self.m * self.k + b) * self._operand_format.bytes + self.scale_bytes
 
     @property
     def bytes_written(self) -> sympy.Expr:
-        return self.m * self.n * (self.groups if self.weight == "out" else 1) * self.output.bytes
+        return (self.m * self.n * (self.groups if self.weight == "out" else 1)
+                * self._output_format.bytes)
 
     @property
     def bytes(self) -> sympy.Expr:

@@ -55,7 +55,8 @@ class BreakdownPieces:
 _BF16_ACTIVATION = Kernel("activation", ("bf16",), ("bf16",))
 
 
-def _gemm_scale_bytes(r: Recipe, gemm: str, m, k, n, opts: Options, groups: int) -> sympy.Expr:
+def _gemm_scale_bytes(r: Recipe, gemm: str, m: sympy.Expr, k: sympy.Expr, n: sympy.Expr,
+                      opts: Options, groups: int) -> sympy.Expr:
     a, b = r.scalings(gemm)
     copies = groups if gemm_weight(gemm) == "b" else 1  # the weight's scales, per expert
     if opts.gemm_scales == "format":
@@ -74,7 +75,8 @@ def _terms(r: Recipe, mode: str, fuse: bool, opts: Options, w: Workload,
         return Term.roofline(id, work, gemm_time=opts.gemm_time, launch_floor=opts.launch_floor,
                              efficiency=opts.efficiency)
 
-    def gemm(name: str, m, k, n, operand: str, scale_bytes=sympy.Integer(0)) -> Gemm:
+    def gemm(name: str, m: sympy.Expr, k: sympy.Expr, n: sympy.Expr, operand: str,
+             scale_bytes: sympy.Expr = sympy.Integer(0)) -> Gemm:
         return Gemm(name, m, k, n, operand, scale_bytes=scale_bytes, groups=groups,
                     weight=gemm_weight(name))
 
@@ -219,6 +221,9 @@ class Linear:
         A bound model rebinds from its unbound terms.
         """
         if self.hardware is not None:
+            if self.unbound is None:  # a bound model built without its unbound one
+                raise ValueError(f"{self!r} keeps no unbound model to rebind: build it "
+                                 "with linear()")
             return self.unbound.on(hw)
         hw = hardware(hw, dataset=self.options.dataset)  # a name, or an entry as it is
         problem = self.unsupported_reason(hw)

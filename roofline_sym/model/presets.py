@@ -12,6 +12,7 @@ preset fixes all of them; any one can be overridden by keyword:
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import Any, Iterable, Protocol
 
 from ..devices import DATASETS
 from ..validate import InputTypeError, choice, show, unknown_name
@@ -99,7 +100,7 @@ PRESETS: dict[str, Options] = {
 _OPTION_NAMES = tuple(f.name for f in fields(Options))
 
 
-def options(preset: str = "default", **overrides) -> Options:
+def options(preset: str = "default", **overrides: Any) -> Options:
     """The options of ``preset`` with ``overrides`` applied (validated)."""
     choice(preset, tuple(PRESETS), "preset")
     for name in overrides:
@@ -108,7 +109,7 @@ def options(preset: str = "default", **overrides) -> Options:
     return replace(PRESETS[preset], **overrides)
 
 
-def grouped_options(opts: Options, **overrides) -> Options:
+def grouped_options(opts: Options, **overrides: Any) -> Options:
     """The options of a grouped layer: ``opts`` with its ``grouped`` model's
     choices, then ``overrides`` (the caller's own) again on top.
 
@@ -142,7 +143,15 @@ def describe(preset: str, fuse: bool, opts: Options | None = None,
     return ", ".join(words)
 
 
-def describe_models(models) -> str:
+class _Model(Protocol):
+    """What ``describe_models`` reads of a model (a ``Linear``, which imports this module)."""
+
+    preset: str
+    fuse: bool
+    options: Options
+
+
+def describe_models(models: Iterable[_Model]) -> str:
     """``describe`` of models (``Linear``): once when they agree; where they
     differ in one option, its values joined (``dataset custom / default``).
 

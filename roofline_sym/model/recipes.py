@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Mapping
 
 import sympy
 
@@ -204,7 +204,13 @@ class Recipe:
     @property
     def dtypes(self) -> set[str]:
         """The GEMM peaks the recipe needs (``{"fp8"}``, ``{"fp4"}``...)."""
-        return {element(self.gemm_format(g)).compute for g in _GEMMS[self.mode]}
+        peaks = set()
+        for g in _GEMMS[self.mode]:
+            fmt = element(self.gemm_format(g))
+            if fmt.compute is None:  # as Gemm rejects it
+                raise ValueError(f"{fmt.name} is a scale format, not a GEMM input")
+            peaks.add(fmt.compute)
+        return peaks
 
 
 # ---------------------------------------------------------------------------
@@ -212,8 +218,9 @@ class Recipe:
 BF, F8, F4 = "bf16", "fp8_e4m3", "fp4_e2m1"
 
 
-def _cast(name: str, out: str = F8, *, fusable: bool = False, scales=(), reads=(BF,),
-          extra_writes=(), kind: str = "cast") -> Kernel:
+def _cast(name: str, out: str = F8, *, fusable: bool = False,
+          scales: Iterable[ScaleWrite] = (), reads: Iterable[str] = (BF,),
+          extra_writes: Iterable[str] = (), kind: str = "cast") -> Kernel:
     return Kernel(name, tuple(reads), (out, *extra_writes), fusable, tuple(scales), kind)
 
 
@@ -225,7 +232,8 @@ def _amax(fusable: bool = True) -> Kernel:
 _AMAX_FINAL = Kernel("amax_final")  # stage 2: reduces the partials, moves ~0 bytes
 
 
-def _all_gemms(mode: str, a: str | None, b: str | None = None) -> dict:
+def _all_gemms(mode: str, a: str | None,
+               b: str | None = None) -> dict[str, tuple[str | None, str | None]]:
     return {g: (a, a if b is None else b) for g in _GEMMS[mode]}
 
 
@@ -325,7 +333,8 @@ def _training_table() -> dict[str, Recipe]:
 
 
 def _inference_table() -> dict[str, Recipe]:
-    def one(name: str, out: str, kernels: tuple[Kernel, ...], s: str | None, desc: str):
+    def one(name: str, out: str, kernels: tuple[Kernel, ...], s: str | None,
+            desc: str) -> Recipe:
         family = tuple(f for f in ("mx", "nvfp4") if s and s.startswith(f))
         return Recipe(name, "inference", out, {"input": kernels},
                       _all_gemms("inference", s), description=desc, block_scaled=family)

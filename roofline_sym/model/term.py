@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Literal, Mapping, Sequence, overload
 
 import numpy as np
 import sympy
@@ -204,7 +204,8 @@ _FLOPS, _BYTES = sympy.Dummy("F", positive=True), sympy.Dummy("B", positive=True
 
 
 @cache
-def _compiled_pieces(dtype: str | None, moves_bytes: bool):
+def _compiled_pieces(dtype: str | None,
+                     moves_bytes: bool) -> tuple[list[int], list[str], Callable[..., Any]]:
     pieces = roofline_pieces(Work(_FLOPS, dtype, _BYTES if moves_bytes else 0))
     params = sorted(set().union(*(e.free_symbols for _, e in pieces)) - {_FLOPS, _BYTES},
                     key=str)
@@ -243,8 +244,17 @@ def roofline_piece_times(dtype: Any, flops: Any, nbytes: Any,
     return out
 
 
+@overload
 def roofline_times(dtype: Any, flops: Any, nbytes: Any, values: Mapping[str, Any],
-                   regimes: bool = False):
+                   regimes: Literal[False] = False) -> np.ndarray: ...
+@overload
+def roofline_times(dtype: Any, flops: Any, nbytes: Any, values: Mapping[str, Any],
+                   regimes: Literal[True]) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def roofline_times(dtype: Any, flops: Any, nbytes: Any, values: Mapping[str, Any],
+                   regimes: bool) -> np.ndarray | tuple[np.ndarray, np.ndarray]: ...
+def roofline_times(dtype: Any, flops: Any, nbytes: Any, values: Mapping[str, Any],
+                   regimes: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Per row, the time: the largest of ``roofline_piece_times``; with
     ``regimes=True`` also each row's regime.
 
@@ -254,7 +264,7 @@ def roofline_times(dtype: Any, flops: Any, nbytes: Any, values: Mapping[str, Any
     ([0.002, 2e-06], ['compute', 'launch'])
     """
     pieces = roofline_piece_times(dtype, flops, nbytes, values)
-    times = pieces.max(axis=0)
+    times: np.ndarray = pieces.max(axis=0)
     if not regimes:
         return times
     return times, np.array(REGIMES, dtype=object)[pieces.argmax(axis=0)]
@@ -303,10 +313,10 @@ class Term:
         # SymPy's pairwise comparison of symbolic arguments is slow
         return exprs[0] if len(exprs) == 1 else sympy.Max(*exprs, evaluate=False)
 
-    def xreplace(self, mapping: Mapping) -> "Term":
+    def xreplace(self, mapping: Mapping[sympy.Basic, Any]) -> "Term":
         return Term(self.id, tuple((r, e.xreplace(mapping)) for r, e in self.pieces), self.work)
 
-    def regime(self, values: Mapping) -> str:
+    def regime(self, values: Mapping[sympy.Basic, Any]) -> str:
         """The regime whose piece is the maximum at numeric ``values``."""
         scores = [float(e.xreplace(values)) for _, e in self.pieces]
         return self.pieces[scores.index(max(scores))][0]
@@ -337,12 +347,12 @@ class RegimeSummary:
         return cls(tuple((k if isinstance(k, TermId) else TermId.parse(k), r)
                          for k, r in regimes.items()))
 
-    def counts(self, side: str, kind: str) -> Counter:
+    def counts(self, side: str, kind: str) -> Counter[str]:
         """``{regime: terms}`` of one (side, kind) group, in order of appearance."""
         return Counter(r for t, r in self.entries if (t.side, t.kind) == (side, kind))
 
     def _groups(self, sides: Sequence[str] = ("baseline", "lowp"),
-                kinds: Sequence[str] = _KIND_ORDER):
+                kinds: Sequence[str] = _KIND_ORDER) -> Iterator[tuple[str, str, Counter[str]]]:
         for side in sides:
             for kind in kinds:
                 counts = self.counts(side, kind)
@@ -376,7 +386,7 @@ class RegimeSummary:
     def short(self, varying: Callable[[TermId], bool] = lambda t: True) -> str:
         """``compute / memory+launch``: the regimes of the GEMMs / of the
         low-precision kernels; only those of ``varying`` terms where a group has any."""
-        def union(entries):
+        def union(entries: list[tuple[TermId, str]]) -> str:
             pick = [r for t, r in entries if varying(t)] or [r for _, r in entries]
             got = sorted(set(pick), key=REGIMES.index)
             return "+".join(got) if got else "-"
