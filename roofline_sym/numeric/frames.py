@@ -13,9 +13,14 @@ back.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import xarray
+
+    from .shapes import ShapeSet
 
 __all__ = ["to_xarray", "MODEL_DIMS"]
 
@@ -23,7 +28,7 @@ MODEL_DIMS = ("gpu", "recipe")
 _OPTIONAL_DIMS = ("mode", "fuse", "preset")
 
 
-def to_xarray(blocks: Sequence[Any], outputs: Sequence[str]):
+def to_xarray(blocks: Sequence[Any], outputs: Sequence[str]) -> xarray.Dataset:
     """The blocks of a sweep (each: ``meta``, ``shapes``, ``values``) as a Dataset."""
     try:
         import xarray as xr
@@ -34,7 +39,8 @@ def to_xarray(blocks: Sequence[Any], outputs: Sequence[str]):
     dims = list(MODEL_DIMS) + [d for d in _OPTIONAL_DIMS
                                if len({b.meta[d] for b in blocks}) > 1]
     axes = {d: list(dict.fromkeys(b.meta[d] for b in blocks)) for d in dims}
-    sets, offset = {}, 0
+    sets: dict[tuple[str, int], tuple[ShapeSet, int]] = {}  # (set name, id): (set, offset)
+    offset = 0
     for b in blocks:
         key = (b.meta["shape_set"], id(b.shapes))
         if not any(k[0] == key[0] and _same(s, b.shapes) for k, (s, _) in sets.items()):
@@ -56,7 +62,7 @@ def to_xarray(blocks: Sequence[Any], outputs: Sequence[str]):
             data[name][at + (slice(start, start + len(b.shapes)),)] = b.values[name]
     shapes = [s for s, _ in sets.values()]
     # strings as fixed-width unicode: netCDF writers take those, not objects
-    coords = {d: np.array(axes[d]) for d in dims}
+    coords: dict[str, np.ndarray | tuple[str, np.ndarray]] = {d: np.array(axes[d]) for d in dims}
     coords["shape"] = np.arange(offset)
     per_shape = {
         "shape_set": np.array([s.name for s in shapes for _ in range(len(s))]),

@@ -22,18 +22,19 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import sys
 from collections.abc import Sequence as _Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, NoReturn, Sequence
 
 import numpy as np
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
+else:  # Python 3.10
     import tomli as tomllib
 
 from ..devices import sources as citations
@@ -55,7 +56,7 @@ _COMMON = {"name", "kind", "description", "notes", "sources"}
 _LAYER_FIELDS = {"name", "K", "N", "count", "blocks", "groups", "top_k"}
 
 
-class RowNames(_Sequence):
+class RowNames(_Sequence[str]):
     """The default names of ``n`` rows, ``'0', '1', ...``: made when read, not
     stored, so a set of ten million shapes holds no ten million strings.  Equal
     to a tuple of the same names.
@@ -194,7 +195,7 @@ class ShapeSet:
         return cls(name, m, k, n, names, counts, groups=groups)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike, name: str | None = None) -> "ShapeSet":
+    def from_file(cls, path: str | os.PathLike[str], name: str | None = None) -> "ShapeSet":
         """Read rows ``M, K, N[, name, count]`` from a ``.csv`` or ``.json`` file.
 
         CSV needs a header row; JSON is a list of objects (or of ``[M, K, N]``
@@ -235,7 +236,8 @@ class ShapeSet:
     @property
     def flops(self) -> np.ndarray:
         """FLOPs of one forward GEMM per row, ``2 M K N`` (not times counts)."""
-        return 2 * self.M * self.K * self.N
+        flops: np.ndarray = 2 * self.M * self.K * self.N
+        return flops
 
     @property
     def total_flops(self) -> float:
@@ -291,9 +293,10 @@ class _Definition:
             return float(values[v] if isinstance(v, str) else v)
 
         counts = [lay["count"] * lay.get("blocks", raw["blocks"]) for lay in layers]
-        return ShapeSet(self.name, [tokens * lay.get("top_k", 1) for lay in layers],
-                        [dim(lay["K"]) for lay in layers], [dim(lay["N"]) for lay in layers],
-                        tuple(lay["name"] for lay in layers), counts, tokens=tokens,
+        return ShapeSet(self.name, np.asarray([tokens * lay.get("top_k", 1) for lay in layers]),
+                        np.asarray([dim(lay["K"]) for lay in layers]),
+                        np.asarray([dim(lay["N"]) for lay in layers]),
+                        tuple(lay["name"] for lay in layers), np.asarray(counts), tokens=tokens,
                         groups=[lay.get("groups", 1) for lay in layers], **common)
 
 
@@ -344,7 +347,7 @@ def grid(M: Any, K: Any, N: Any, name: str = "grid") -> ShapeSet:
     return ShapeSet.from_arrays(m, k, n, name=name)
 
 
-def load_shape_sets(path: str | os.PathLike) -> dict[str, ShapeSet]:
+def load_shape_sets(path: str | os.PathLike[str]) -> dict[str, ShapeSet]:
     """Every set of a TOML file in the shipped schema, built with its defaults."""
     path, text = read_text(path, "shapes file")
     try:
@@ -384,9 +387,9 @@ def _parse(data: Mapping[str, Any], origin: str) -> dict[str, _Definition]:
         if not isinstance(name, str) or not name or has_control(name):
             raise fail(f"{label}: field 'name' is required (a string without control "
                        "characters)")
-        for fld, kind in (("description", str), ("notes", list), ("sources", dict)):
-            if fld in raw and not isinstance(raw[fld], kind):
-                raise fail(f"{label}, field {fld!r}: expected a {kind.__name__}, got "
+        for fld, want in (("description", str), ("notes", list), ("sources", dict)):
+            if fld in raw and not isinstance(raw[fld], want):
+                raise fail(f"{label}, field {fld!r}: expected a {want.__name__}, got "
                            f"{show(raw[fld])}")
         if not all(isinstance(n, str) for n in raw.get("notes", [])):
             raise fail(f"{label}, field 'notes': expected a list of strings")
@@ -543,9 +546,11 @@ _FILE_COLUMNS = {"m": "M", "k": "K", "n": "N", "name": "name", "count": "count"}
 
 # rows parsed at a time: a block's Python objects stay small however long the file
 _BLOCK = 1 << 16
+# a shape file's columns: M, K, N, names, counts
+_Columns = tuple[np.ndarray, np.ndarray, np.ndarray, Sequence[str], np.ndarray]
 
 
-def _read_csv(path: str) -> tuple:
+def _read_csv(path: str) -> _Columns:
     """The columns of a CSV shape file, read a block of rows at a time (a file of
     millions of rows holds no per-row objects); a bad row is named by
     ``_csv_error``, which reads the file again row by row."""
@@ -654,7 +659,7 @@ def _csv_block(block: list[list[str]], cols: list[str],
     return out
 
 
-def _csv_error(path: str, shown: str) -> None:
+def _csv_error(path: str, shown: str) -> NoReturn:
     """Raise the error of the first bad row of a CSV shape file (read row by row)."""
     import csv
 
@@ -674,7 +679,7 @@ def _csv_error(path: str, shown: str) -> None:
     raise ValueError(f"{shown}: a row could not be read")  # not reached: a row was bad
 
 
-def _read_json(path: str) -> tuple:
+def _read_json(path: str) -> _Columns:
     """The columns of a JSON shape file (read whole)."""
     path, text = read_text(path, "shape file")
     shown = file_label(path)
@@ -706,10 +711,10 @@ def _repeated(names: Sequence[str]) -> str | None:
     return None
 
 
-def _json_records(text: str, path: str) -> list[tuple[str, dict]]:
+def _json_records(text: str, path: str) -> list[tuple[str, dict[str, Any]]]:
     import json
 
-    def unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         out = dict(pairs)
         if len(out) < len(pairs):  # json.loads would keep the last silently
             raise _DuplicateKey(next(k for i, (k, _) in enumerate(pairs)
@@ -751,11 +756,11 @@ def _json_records(text: str, path: str) -> list[tuple[str, dict]]:
     return out
 
 
-def _parse_record(rec: Mapping[str, Any], where: str, csv: bool) -> dict:
+def _parse_record(rec: Mapping[str, Any], where: str, csv: bool) -> dict[str, Any]:
     missing = [d for d in "MKN" if d not in rec or rec[d] in ("", None)]
     if missing:
         raise ValueError(f"{where}: missing {', '.join(missing)}")
-    out = {}
+    out: dict[str, Any] = {}  # the numbers, then the name
     for d in ("M", "K", "N", "count"):
         raw = rec.get(d, 1) if d == "count" else rec[d]
         if d == "count" and raw in ("", None):

@@ -23,7 +23,7 @@ import math
 import os
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -33,11 +33,14 @@ from ..model.linear import OUTPUTS, Linear, linear
 from ..model.presets import describe_models, grouped_options, options as get_options
 from ..model.recipes import list_recipes
 from ..model.term import REGIMES
-from ..solve import breakeven
+from ..solve import NumericBreakEven, breakeven
 from ..validate import MAX_ROWS, InputTypeError, check_size, items, show
 from .frames import to_xarray
 from .shapes import ShapeSet, shape_set
 from .table import Table, write_csv, write_json
+
+if TYPE_CHECKING:
+    import xarray
 
 __all__ = ["sweep", "sweep_chunks", "sweep_totals", "write_sweep", "SweepResult", "Table",
            "model_grid"]
@@ -111,7 +114,7 @@ class SweepResult(Table):
         super().__init__({c: _concat([p[c] for p in parts]) for c in COLUMNS}, caption,
                          _PREVIEW)
 
-    def to_xarray(self):
+    def to_xarray(self) -> xarray.Dataset:
         """An ``xarray.Dataset`` with dimensions gpu, recipe, shape (and mode,
         fuse, preset where they vary), the seven outputs as variables
         (``frames.to_xarray``; xarray is optional, imported only here):
@@ -255,7 +258,7 @@ def sweep_totals(models: Linear | Iterable[Linear], shapes: Any,
 
 
 def write_sweep(models: Linear | Iterable[Linear], shapes: Any,
-                path_or_file: str | os.PathLike | Any = None, format: str = "csv",
+                path_or_file: str | os.PathLike[str] | Any = None, format: str = "csv",
                 progress: Callable[[int, int], None] | None = None) -> str | None:
     """``sweep(models, shapes).to_csv(path_or_file)`` (or ``to_json``, by
     ``format``), the same text, in bounded memory however many shapes: the rows
@@ -345,11 +348,14 @@ def _arguments(models: Any, shapes: Any) -> tuple[list[Linear], list[ShapeSet]]:
 
 
 def _stream(models: list[Linear], sets: list[ShapeSet],
-            progress: Callable[[int, int], None] | None, rows: int, regimes: bool = True):
+            progress: Callable[[int, int], None] | None, rows: int, regimes: bool = True
+            ) -> Iterator[tuple[_Block, slice, dict[str, np.ndarray]]]:
     """``(block, rows slice, values)`` for every chunk of every (model, set)."""
     total = len(models) * sum(len(s) for s in sets)
     done = 0
     for model in models:
+        if model.hardware is None:  # not reached: _arguments takes bound models only
+            raise ValueError(f"{model!r} has no hardware")
         x_star, be = _cube_context(model)
         grouped: dict[float, Linear] = {1.0: model}  # the model with G experts, by G
         for s in sets:
@@ -387,21 +393,23 @@ def _shape_sets(shapes: Any) -> list[ShapeSet]:
 
 
 # each model's cube break-even, solved once while the model lives
-_CUBE_CONTEXT: "weakref.WeakKeyDictionary[Linear, tuple[float, Any]]" = \
+_CUBE_CONTEXT: "weakref.WeakKeyDictionary[Linear, tuple[float, NumericBreakEven]]" = \
     weakref.WeakKeyDictionary()
 
 
-def _cube_context(model: Linear) -> tuple[float, Any]:
+def _cube_context(model: Linear) -> tuple[float, NumericBreakEven]:
     """The model's cube break-even: (smallest root or step, or NaN; the BreakEven)."""
     context = _CUBE_CONTEXT.get(model)
     if context is None:
         be = breakeven(model, along="cube")
+        if not isinstance(be, NumericBreakEven):  # not reached: a bound model's cube is numeric
+            raise ValueError(f"{model!r}: the cube break-even is not numeric ({be.method})")
         roots = be.crossing_values  # a block-scale step that crosses counts too
         context = _CUBE_CONTEXT[model] = ((float(roots[0]) if len(roots) else math.nan), be)
     return context
 
 
-def _evaluate_rows(model: Linear, be: Any, m: np.ndarray, k: np.ndarray, n: np.ndarray,
+def _evaluate_rows(model: Linear, be: NumericBreakEven, m: np.ndarray, k: np.ndarray, n: np.ndarray,
                    groups: np.ndarray, models: dict[float, Linear],
                    regimes: bool = True) -> dict[str, np.ndarray]:
     """A chunk's computed columns: the outputs, ``faster``, the group regimes

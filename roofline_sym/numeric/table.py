@@ -17,11 +17,15 @@ M,lowp_time_s
 
 from __future__ import annotations
 
+import io
 import math
 import os
-from typing import Any, Collection, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Iterable, Iterator, Mapping, Sequence, TextIO
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas
 
 __all__ = ["Table", "UNITS", "header", "export_rows", "write_csv", "write_json"]
 
@@ -119,7 +123,7 @@ class Table:
         for start in range(0, max(len(self), 1), rows):  # an empty table: its header
             yield Table({c: v[start:start + rows] for c, v in self._data.items()})
 
-    def to_pandas(self):
+    def to_pandas(self) -> pandas.DataFrame:
         """A ``pandas.DataFrame`` (pandas is optional, imported only here)."""
         try:
             import pandas as pd
@@ -128,12 +132,12 @@ class Table:
                               "pip install pandas (or use to_csv / to_json / .rows)") from None
         return pd.DataFrame(self._data)
 
-    def to_csv(self, path_or_file: str | os.PathLike | Any = None) -> str | None:
+    def to_csv(self, path_or_file: str | os.PathLike[str] | Any = None) -> str | None:
         """CSV with a header (units in the names); floats round-trip exactly, NaN
         is empty.  Returns the text when no path or file is given."""
         return write_csv(self._slices(), path_or_file, self.whole_columns())
 
-    def to_json(self, path_or_file: str | os.PathLike | Any = None) -> str | None:
+    def to_json(self, path_or_file: str | os.PathLike[str] | Any = None) -> str | None:
         """A JSON list of row objects (keys with units); NaN is ``null``.
         Returns the text when no path or file is given."""
         return write_json(self._slices(), path_or_file, self.whole_columns())
@@ -149,7 +153,9 @@ class Table:
         widths = {c: max(map(len, v)) for c, v in cells.items()}
         shown = columns
         if width is not None and sum(widths.values()) + 2 * len(columns) > width:
-            left, right, used = [], [], 5
+            left: list[str] = []
+            right: list[str] = []
+            used = 5
             for i in range(len(columns)):
                 side, c = (left, columns[i // 2]) if i % 2 == 0 else (
                     right, columns[len(columns) - 1 - i // 2])
@@ -189,7 +195,7 @@ class Table:
                 f"<tbody>{body}</tbody></table>{more}")
 
 
-def write_csv(tables: Iterable[Table], path_or_file: str | os.PathLike | Any = None,
+def write_csv(tables: Iterable[Table], path_or_file: str | os.PathLike[str] | Any = None,
               whole: Collection[str] = ()) -> str | None:
     """Write ``tables`` (the same columns; e.g. a sweep's chunks) as one CSV with a
     header, a table at a time: the text ``csv.writer`` writes for the rows
@@ -217,7 +223,7 @@ def write_csv(tables: Iterable[Table], path_or_file: str | os.PathLike | Any = N
     return out.text
 
 
-def write_json(tables: Iterable[Table], path_or_file: str | os.PathLike | Any = None,
+def write_json(tables: Iterable[Table], path_or_file: str | os.PathLike[str] | Any = None,
                whole: Collection[str] = ()) -> str | None:
     """Write the rows of ``tables`` as one JSON list of row objects, a table at a
     time: the text ``json.dump`` writes for them (keys with units, NaN
@@ -252,7 +258,6 @@ def _csv_text(value: Any) -> str:
     text = "" if value is None else str(value)
     if any(c in text for c in ',"\r\n'):
         import csv
-        import io
 
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerow([text, ""])
@@ -269,7 +274,8 @@ def _cells(column: np.ndarray, encode: Any, nan: str, whole: bool = False,
     kind = column.dtype.kind
     if kind == "b":
         words = np.array([prefix + encode(False), prefix + encode(True)], dtype=object)
-        return words[column.view(np.int8)].tolist()
+        cells: list[str] = words[column.view(np.int8)].tolist()
+        return cells
     values, inverse = column, None
     if len(column) > 256 and _repeats(column):
         values, inverse = np.unique(column, return_inverse=True)
@@ -292,7 +298,8 @@ def _cells(column: np.ndarray, encode: Any, nan: str, whole: bool = False,
         text = list(map(prefix.__add__, text))
     if inverse is None:
         return text
-    return np.array(text, dtype=object)[inverse.reshape(-1)].tolist()
+    cells = np.array(text, dtype=object)[inverse.reshape(-1)].tolist()
+    return cells
 
 
 def _repeats(column: np.ndarray) -> bool:
@@ -334,12 +341,12 @@ class _Output:
     or None (the text, kept as ``.text`` once the block ends)."""
 
     def __init__(self, target: Any, newline: str | None = None):
-        self.target, self.newline, self.f, self.text = target, newline, None, None
+        self.target, self.newline = target, newline
+        self.f: TextIO | None = None  # the text's buffer or the opened path; None: a file given
+        self.text: str | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> TextIO:
         if self.target is None:
-            import io
-
             self.f = io.StringIO()
         elif isinstance(self.target, (str, os.PathLike)):
             self.f = open(self.target, "w", encoding="utf-8", newline=self.newline)
@@ -347,8 +354,8 @@ class _Output:
             raise ValueError(f"expected a path or a writable file, got {self.target!r}")
         return self.f or self.target
 
-    def __exit__(self, *exc) -> None:
-        if self.target is None:
+    def __exit__(self, *exc: object) -> None:
+        if isinstance(self.f, io.StringIO):  # no target: keep the text
             self.text = self.f.getvalue()
         elif self.f is not None:
             self.f.close()

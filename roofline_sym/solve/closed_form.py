@@ -16,7 +16,7 @@ which it holds.  ``solve`` chooses between this and the piecewise solve.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, NamedTuple
+from typing import Any, Callable, ClassVar, Mapping, NamedTuple, NoReturn, Sequence
 
 import numpy as np
 import sympy
@@ -24,7 +24,7 @@ import sympy
 from .. import symbols as S
 from ..validate import InputTypeError, choice, show, unknown_name
 from ..model.term import REGIMES, Term, TermId
-from .piecewise import solve_piecewise
+from .piecewise import NumericBreakEven, solve_piecewise
 from .problem import Pieces, Problem
 from .result import BreakEven, BreakEvenPieces
 
@@ -58,7 +58,7 @@ class SymbolicBreakEven(BreakEven):
 
     closed_form: sympy.Expr | None = None
     slope: sympy.Expr | None = None
-    regime_choice: dict = field(default_factory=dict)
+    regime_choice: dict[str, str] = field(default_factory=dict)
     regime_conditions: list[RegimeCondition] = field(default_factory=list)
     difference: sympy.Expr | None = None
     regime_request: Any = None
@@ -81,6 +81,9 @@ class SymbolicBreakEven(BreakEven):
         """The set of the variable where low precision is strictly faster,
         within the regime: the difference of the regime's times is positive
         and every regime condition holds."""
+        if self.difference is None:
+            raise ValueError("faster needs the difference of the regime's times; this result "
+                             "was made without one")
         within = sympy.And(self.difference > 0, *(c for _, c in self.conditions))
         return sympy.ConditionSet(self.variable, within, sympy.Interval.open(0, sympy.oo))
 
@@ -94,7 +97,7 @@ class SymbolicBreakEven(BreakEven):
         return [(sympy.Interval.open(0, sympy.oo), dict(self.regime_choice))]
 
     # numbers need values for every symbol
-    def _refuse(self, what: str):
+    def _refuse(self, what: str) -> NoReturn:
         raise ValueError(f"{what} needs numbers: this result is symbolic; specialise it "
                          "with .subs({...}) first")
 
@@ -117,7 +120,7 @@ class SymbolicBreakEven(BreakEven):
     def regime_at(self, value: float) -> dict[str, str]:
         self._refuse("regime_at")
 
-    def subs(self, values: Mapping) -> BreakEven:
+    def subs(self, values: Mapping[str | sympy.Symbol, Any]) -> BreakEven:
         """Specialise (symbols to numbers); a fully numeric result is solved in full.
 
         A closed form is used when its regime conditions hold at the root; the
@@ -128,7 +131,7 @@ class SymbolicBreakEven(BreakEven):
         # a fully numeric model is solved in full; one still symbolic keeps the regime
         result = solve(Problem.of(self.model, self.variable, substitution),
                        self.regime_request if left else None)
-        if result.symbolic:
+        if isinstance(result, SymbolicBreakEven):
             return result
         why = "no closed-form root is real and positive"
         for candidate in self.candidates:
@@ -177,7 +180,7 @@ class SymbolicBreakEven(BreakEven):
                               f"{c.chosen} >= {c.other}") for c in self.regime_conditions))
 
 
-def solve(problem: Problem, regime: Any = None) -> BreakEven:
+def solve(problem: Problem, regime: Any = None) -> NumericBreakEven | SymbolicBreakEven:
     """The piecewise solve where only the variable is left and no regime is
     asked for; else the closed form in one regime."""
     if problem.numeric and regime is None:
@@ -203,7 +206,7 @@ def _regime_request(regime: Any) -> dict[tuple[str, ...], str]:
     return out
 
 
-def _check_regime(request: Mapping[tuple[str, ...], str], terms) -> None:
+def _check_regime(request: Mapping[tuple[str, ...], str], terms: Sequence[Term]) -> None:
     """Every requested key names some terms, and some of them have the regime."""
     for key, want in request.items():
         hit = [t for t in terms if _requested(t.id, {key: want})]
@@ -255,6 +258,7 @@ def solve_closed_form(problem: Problem, regime: Any = None) -> SymbolicBreakEven
     lowp = sympy.Add(*(chosen_expr[t.name] for t, _ in terms if t.side == "lowp"))
     diff = base - lowp
     expanded = sympy.expand(diff)
+    back: Callable[[sympy.Expr], sympy.Expr]  # a root in poly_var as a value of var
     if any(var in sympy.denom(t).free_symbols for t in sympy.Add.make_args(expanded)):
         # the variable sits in denominators (a hardware rate): solve in 1 / var
         poly_var = sympy.Dummy("w", positive=True)

@@ -141,7 +141,8 @@ def ray(along: Any) -> dict[sympy.Symbol, sympy.Expr]:
     return ray
 
 
-def fixed_values(values: Mapping, usable: set, what: str) -> dict[sympy.Symbol, sympy.Expr]:
+def fixed_values(values: Mapping[str | sympy.Symbol, Any], usable: set[sympy.Symbol],
+                 what: str) -> dict[sympy.Symbol, sympy.Expr]:
     """Fixed values by symbol (names or the library's own symbols), checked to be
     symbols of ``what``: a typo or an unused value is an error, not a no-op.
 

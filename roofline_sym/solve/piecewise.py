@@ -80,7 +80,7 @@ class Span:
         return above & below
 
 
-Elements = list  # Segment, Mark, Segment, ..., Segment, in order along the axis
+Elements = list[Segment | Mark]  # Segment, Mark, Segment, ..., Segment, in order along the axis
 
 
 @dataclass(repr=False, kw_only=True)
@@ -100,7 +100,7 @@ class NumericBreakEven(BreakEven):
     _steps: list[Point] = field(default_factory=list)
     _faster: list[Span] = field(default_factory=list)
     _ties: list[Span] = field(default_factory=list)
-    _regimes: list[tuple[Point, Point, dict]] = field(default_factory=list)
+    _regimes: list[tuple[Point, Point, dict[str, str]]] = field(default_factory=list)
 
     symbolic: ClassVar[bool] = False
 
@@ -186,7 +186,8 @@ class NumericBreakEven(BreakEven):
         return hit
 
     def _intervals(self, spans: Sequence[Span]) -> list[tuple[float, float]]:
-        return sorted(tuple(sorted((self._float(s.lo), self._float(s.hi)))) for s in spans)
+        ends = ((self._float(s.lo), self._float(s.hi)) for s in spans)
+        return sorted((b, a) if b < a else (a, b) for a, b in ends)
 
     def faster_intervals(self) -> list[tuple[float, float]]:
         """``faster`` as sorted float ``(low, high)`` pairs (``high`` may be inf)."""
@@ -258,7 +259,7 @@ class NumericBreakEven(BreakEven):
                 return reg
         raise ValueError(f"{value} is outside the solved axis")
 
-    def subs(self, values: Mapping) -> "NumericBreakEven":
+    def subs(self, values: Mapping[str | sympy.Symbol, Any]) -> "NumericBreakEven":
         """The same answer (every value is fixed already); ``values`` may repeat
         hardware symbols the model does not use, nothing else."""
         _, substitution, _ = self._specialised(values)
@@ -337,6 +338,7 @@ def _sweep(terms: Terms, lo: Point, hi: Point) -> Elements:
         if b.value <= a.value:
             continue
         t = inside(a.value, b.value)
+        here: Elements
         active, chosen, sides = {}, [], []
         for name, side, polys in floats:
             best = max(polys, key=lambda p: horner(p[2], t))
@@ -370,14 +372,16 @@ def _sweep(terms: Terms, lo: Point, hi: Point) -> Elements:
 # -- the exact solve with block-scale steps --------------------------------------------
 def _runs(elements: Elements, keep: Callable[[int], bool]) -> list[tuple[Point, Point]]:
     """The open intervals covered by runs of elements whose sign ``keep`` accepts."""
-    out, start, end = [], None, None
+    out: list[tuple[Point, Point]] = []
+    start: Point | None = None
+    end: Point | None = None
     for e in elements + [None]:
         if e is not None and keep(e.sign):
             if start is None:
                 start = e.lo if isinstance(e, Segment) else e.at
             end = e.hi if isinstance(e, Segment) else e.at
             continue
-        if start is not None and end.value > start.value:
+        if start is not None and end is not None and end.value > start.value:
             out.append((start, end))
         start = None
     return out
@@ -410,7 +414,7 @@ def _gaps(covered: list[tuple[Point, Point]]) -> list[tuple[Point, Point]]:
 
 
 def _blocks(model: StepModel, lo: Point, hi: Point, budget: int,
-            zeros: set[tuple[float, tuple]]) -> Elements:
+            zeros: set[tuple[float, tuple[Fraction, ...]]]) -> Elements:
     """The exact elements of ``[lo, hi]``: split at every step, each block solved
     with its counts fixed, the sign of ``D`` at every step evaluated exactly
     (``zeros``: points where both bounds of ``D`` vanish, so ``D`` does too)."""
@@ -479,7 +483,7 @@ def _exact_elements(problem: Problem) -> Elements:
     ties = _overlaps(_runs(low, lambda s: s == 0), _runs(high, lambda s: s == 0))
     # the bounds are continuous: at an end of a run where D_low > 0 (or of a tie)
     # D_low = 0 <= D; at an end of one where D_high < 0, D <= 0; at both, D = 0
-    def ends(runs):
+    def ends(runs: list[tuple[Point, Point]]) -> set[tuple[float, tuple[Fraction, ...]]]:
         return {(p.value, p.poly) for run in runs for p in run if 0 < p.value < INF}
     zeros = ends(above + ties) & ends(below + ties)
     elements, budget = low, MAX_STEPS
@@ -557,7 +561,7 @@ def solve_piecewise(problem: Problem) -> NumericBreakEven:
                 roots.append(e.at)  # a crossing, a touch, or the end of a tie
             elif e.sign != 0 and left.sign * right.sign < 0:
                 steps.append(e.at)
-    regimes: list[tuple[Point, Point, dict]] = []
+    regimes: list[tuple[Point, Point, dict[str, str]]] = []
     for e in elements:
         if isinstance(e, Segment):
             if regimes and regimes[-1][2] == e.regimes:

@@ -23,6 +23,7 @@ __all__ = ["INF", "Point", "monomials", "coefficients", "trim", "combine", "horn
            "exact_value", "sign", "multiply", "roots_in", "inside"]
 
 INF = float("inf")
+_ZERO = Fraction(0)  # the default of the sums in _terms, made once (a hot loop)
 
 
 def monomials(expr: sympy.Expr, gens: Sequence[sympy.Symbol]
@@ -96,7 +97,7 @@ def _terms(e: sympy.Expr, var: sympy.Symbol) -> dict[int, Fraction] | None:
             if out is None:
                 out = t
             elif e.is_Add:
-                out = {k: out.get(k, 0) + t.get(k, 0) for k in out.keys() | t.keys()}
+                out = {k: out.get(k, _ZERO) + t.get(k, _ZERO) for k in out.keys() | t.keys()}
             else:
                 product: dict[int, Fraction] = {}
                 for i, a in out.items():

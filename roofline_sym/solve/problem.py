@@ -16,6 +16,7 @@ one regime cannot, and takes block-aligned shapes (``floor(K/32) = K/32``,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import sympy
 
@@ -52,13 +53,14 @@ class Problem:
 
     model: Linear
     variable: sympy.Symbol
-    substitution: dict
+    substitution: dict[sympy.Symbol, sympy.Expr]
     terms: tuple[tuple[Term, Pieces], ...]
     floors: bool
-    free: frozenset
+    free: frozenset[sympy.Symbol]
 
     @classmethod
-    def of(cls, model: Linear, var: sympy.Symbol, substitution: dict) -> "Problem":
+    def of(cls, model: Linear, var: sympy.Symbol,
+           substitution: Mapping[sympy.Symbol, sympy.Expr]) -> "Problem":
         """The problem, or a ValueError when the variable is gone from it."""
         floors, terms, free = False, [], set()
         for term in model.terms:

@@ -62,7 +62,7 @@ class BreakEven:
 
     variable: sympy.Symbol
     model: Linear
-    substitution: dict
+    substitution: dict[sympy.Symbol, sympy.Expr]
     method: str
     aligned: bool = False
 
@@ -80,10 +80,11 @@ class BreakEven:
     def regimes(self) -> list[tuple[sympy.Interval, dict[str, str]]]:
         raise NotImplementedError
 
-    def subs(self, values: Mapping) -> "BreakEven":
+    def subs(self, values: Mapping[str | sympy.Symbol, Any]) -> "BreakEven":
         raise NotImplementedError
 
-    def _specialised(self, values: Mapping) -> tuple[dict, dict, set]:
+    def _specialised(self, values: Mapping[str | sympy.Symbol, Any]) -> tuple[
+            dict[sympy.Symbol, sympy.Expr], dict[sympy.Symbol, sympy.Expr], set[sympy.Symbol]]:
         """(the values as exact numbers by symbol, the new substitution, the
         symbols still free besides the variable)."""
         free = set().union(*(v.free_symbols for v in self.substitution.values())) | (

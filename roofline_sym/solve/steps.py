@@ -150,13 +150,14 @@ class StepModel:
         aligned = self._aligned_atoms()
         out = []
         for name, side, polys in self.terms:
+            # compose() calls bound right away, so it may read this iteration's want_upper
             if which == "aligned":
-                def bound(i, degree):
+                def bound(i: int, degree: int) -> tuple[Fraction, ...]:
                     return aligned[i]
             else:
                 want_upper = (side < 0) == (which == "low")
 
-                def bound(i, degree, want_upper=want_upper):
+                def bound(i: int, degree: int) -> tuple[Fraction, ...]:
                     if want_upper:
                         return upper[i]
                     # a product of counts: a floor's lower bound g - 1 may be
@@ -217,7 +218,10 @@ class StepModel:
 
     def atom_values(self, v: Fraction) -> list[int]:
         """Every atom at a rational value of the variable, exactly."""
-        return self._counts(lambda atom, g: atom.round(exact_value(g, v)), {})
+        values = self._counts(lambda atom, g: atom.round(exact_value(g, v)), {})
+        if values is None:  # not reached: rounding always gives a count
+            raise AssertionError("an atom without a value at a rational point")
+        return values
 
     def sign_at(self, p: Point, hits: dict[int, int] | None = None) -> int:
         """The sign of ``baseline - lowp`` at the point ``p``, exactly."""
@@ -226,7 +230,8 @@ class StepModel:
         if r is not None:
             return sign(self._difference(lambda c: exact_value(c, r), self.atom_values(r))[0])
 
-        def count(atom, g):  # an irrational point: floats, unless too close to call
+        def count(atom: _Atom, g: tuple[Fraction, ...]) -> int | None:
+            # an irrational point: floats, unless too close to call
             x = horner([float(c) for c in g], p.value)
             close = len(g) > 1 and abs(x - round(x)) <= 1e-9 * max(1.0, abs(x))
             return None if close else atom.round(Fraction(x))
@@ -250,6 +255,8 @@ class StepModel:
                         for k, a in enumerate(c)), sympy.Integer(0))
 
         values = self._counts(lambda atom, g: int(atom.kind(value(g))), hits)
+        if values is None:  # not reached: every atom is evaluated
+            raise AssertionError("an atom without a value at an algebraic point")
         total, scale = self._difference(value, values)
         return 0 if abs(total) <= sympy.Float("1e-45") * scale else int(sympy.sign(total))
 
@@ -292,7 +299,7 @@ def _midpoint(a: Point, b: Point) -> Fraction:
     return Fraction(0.5 * (a.value + b.value))
 
 
-def too_many_steps(var, lo: Point, hi: Point, budget: int) -> ValueError:
+def too_many_steps(var: sympy.Symbol, lo: Point, hi: Point, budget: int) -> ValueError:
     return ValueError(f"the break-even in {var} between {lo.value:.6g} and {hi.value:.6g} "
                       f"crosses more than {budget} block-scale steps; fix more of the shape "
                       "or solve a narrower question")
