@@ -45,8 +45,9 @@ import numpy as np
 from ..devices import Hardware, hardware as lookup_hardware, load_hardware
 from ..devices.toml_io import (TOML_FIELDS, cited_sources, hardware_toml, toml_fields,
                                 write_hardware)
+from ..model.linear import Linear
 from ..model.term import roofline_piece_times
-from .components import model_times
+from .components import Case, model_times
 from .measure import RepeatPolicy, grid, run
 from .speedup_fit import fit_speedups
 from .measurements import SYNTHETIC_GPU, Measurements, parse_csv, read_csv, write_csv
@@ -115,7 +116,7 @@ class Calibration:
                    toml_sources=toml_sources)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, base: Hardware | None = None) -> "Calibration":
+    def load(cls, path: str | os.PathLike[str], base: Hardware | None = None) -> "Calibration":
         """A calibrated hardware TOML (one entry, as ``to_toml`` writes) read back,
         with its ``[sources]`` and per-field sources, so ``to_toml`` can write it again."""
         ds = load_hardware(path)  # validates, with errors naming the file
@@ -157,7 +158,7 @@ class Calibration:
         d, f, b = measurements.costs
         return model_times(d, f, b, self.parameters(d, f))
 
-    def evaluate(self, model: Any, M: Any, K: Any, N: Any) -> dict[str, np.ndarray]:
+    def evaluate(self, model: Linear, M: Any, K: Any, N: Any) -> dict[str, np.ndarray]:
         """``model.evaluate`` with this calibration (``model``: an unbound ``Linear``).
 
         >>> import roofline_sym as rs
@@ -176,7 +177,7 @@ class Calibration:
         return model.on(self.hardware).evaluate(M, K, N)
 
     # -- the hardware file -----------------------------------------------------------
-    def to_toml(self, path: str | os.PathLike) -> Path:
+    def to_toml(self, path: str | os.PathLike[str]) -> Path:
         """Write the calibrated entry as a hardware TOML file (the schema of
         ``roofline_sym/data/default.toml``), only once it loads back through
         ``load_hardware`` (``devices.toml_io.write_hardware``); a text that does
@@ -245,13 +246,15 @@ class _Problem:
     the efficiency of a rate (compute, memory), +1 in the launch floor, and
     ``F0 / (F + F0)`` in ``log F0``."""
 
-    def __init__(self, dtype, flops, nbytes, times, peaks, bw, names):
+    def __init__(self, dtype: np.ndarray, flops: np.ndarray, nbytes: np.ndarray,
+                 times: np.ndarray, peaks: Mapping[str, float], bw: float,
+                 names: Sequence[str]) -> None:
         self.names = names
         self.index = {n: i for i, n in enumerate(names)}
         self.dtype, self.flops, self.nbytes = dtype, flops, nbytes
         self.log_t = np.log(times)
         self.peaks, self.bw = peaks, bw
-        self.masks = {d: dtype == d for d in set(dtype.tolist()) - {""}}
+        self.masks: dict[str, np.ndarray] = {d: dtype == d for d in set(dtype.tolist()) - {""}}
 
     def _f0(self, x: np.ndarray, d: str) -> float:
         return math.exp(x[self.index[f"F0_{d}"]]) if f"F0_{d}" in self.index else 0.0
@@ -266,10 +269,11 @@ class _Problem:
             values[f"eta_{d}"] = math.exp(x[self.index[f"eta_{d}"]])
             flops[mask] += self._f0(x, d)
         with np.errstate(divide="ignore"):
-            return np.log(np.maximum(roofline_piece_times(self.dtype, flops, self.nbytes,
-                                                          values), 0.0))
+            logs: np.ndarray = np.log(np.maximum(
+                roofline_piece_times(self.dtype, flops, self.nbytes, values), 0.0))
+        return logs
 
-    def __call__(self, x: np.ndarray):
+    def __call__(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         pieces = self.pieces(x)
         active = pieces.argmax(axis=0)
         r = pieces.max(axis=0) - self.log_t
@@ -317,7 +321,8 @@ def _levenberg_marquardt(problem: _Problem, x0: np.ndarray, free: np.ndarray,
     return x
 
 
-def _initial(problem: _Problem, dtype, flops, nbytes, times, peaks, bw, base: Hardware
+def _initial(problem: _Problem, dtype: np.ndarray, flops: np.ndarray, nbytes: np.ndarray,
+             times: np.ndarray, peaks: Mapping[str, float], bw: float, base: Hardware
              ) -> dict[str, float]:
     """Starting values read off the regimes' clearest rows."""
     kernels = dtype == ""
@@ -336,7 +341,7 @@ def _initial(problem: _Problem, dtype, flops, nbytes, times, peaks, bw, base: Ha
     return {k: min(max(v, 1e-4), 1.5) if k != "t_launch" else v for k, v in start.items()}
 
 
-def fit(measurements: Measurements | str | os.PathLike, base: Hardware | str | None = None, *,
+def fit(measurements: Measurements | str | os.PathLike[str], base: Hardware | str | None = None, *,
         size_dependent: bool = False, name: str | None = None) -> Calibration:
     """Fit ``eta_<dtype>``, ``eta_mem`` and ``t_launch`` (and with
     ``size_dependent``, ``F0_<dtype>``) to a measurement file.
@@ -401,7 +406,8 @@ def fit(measurements: Measurements | str | os.PathLike, base: Hardware | str | N
                         name)
 
 
-def _regime_counts(names, dtype, active) -> dict[str, int]:
+def _regime_counts(names: Sequence[str], dtype: np.ndarray, active: np.ndarray
+                   ) -> dict[str, int]:
     counts = {n: 0 for n in names}
     for d in set(dtype.tolist()) - {""}:
         counts[f"eta_{d}"] = int(np.sum((dtype == d) & (active == 0)))
@@ -410,8 +416,9 @@ def _regime_counts(names, dtype, active) -> dict[str, int]:
     return counts
 
 
-def _fitted_calibration(meas: Measurements, base: Hardware, fitted: dict[str, float], dtypes,
-                        counts, notes, rms, name) -> Calibration:
+def _fitted_calibration(meas: Measurements, base: Hardware, fitted: dict[str, float],
+                        dtypes: Sequence[str], counts: Mapping[str, int], notes: list[str],
+                        rms: float, name: str | None) -> Calibration:
     values = {k: v for k, v in fitted.items() if not k.startswith("F0_")}
     flops_half = {k[3:]: _sig(v, 3) for k, v in fitted.items() if k.startswith("F0_")}
     file_name = Path(meas.source).name if meas.source else "measurements"
@@ -516,7 +523,7 @@ def synthesize(hardware: Hardware | str, cases: Any = None,
     flops_half = dict(flops_half or {})
     rng = np.random.default_rng(seed)
 
-    def timer(case, warmup: int, repeats: int) -> list[float]:
+    def timer(case: Case, warmup: int, repeats: int) -> list[float]:  # the op is the case
         vals = dict(values)
         for d, f0 in flops_half.items():
             vals[f"eta_{d}"] = values[f"eta_{d}"] * case.flops / (case.flops + f0) \

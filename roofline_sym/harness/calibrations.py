@@ -119,6 +119,8 @@ def transfer(fitted: Hardware, target: Hardware, same_generation: bool) -> dict[
     ``Hardware.with_values``.
     """
     out: dict[str, float] = {}
+    if fitted.mem_efficiency is None:  # a calibrated entry has one
+        raise ValueError(f"{fitted.name} has no mem_efficiency to carry over")
     f_mem = float(fitted.mem_efficiency)
     t_mem = float(target.mem_efficiency or fitted.mem_efficiency)
     for kind, value in fitted.kernel_efficiency.items():

@@ -25,7 +25,7 @@ import sympy
 
 from .. import symbols as S
 from ..model.formats import element
-from ..model.linear import linear
+from ..model.linear import Linear, linear
 from ..model.recipes import gemm_dims, recipe, tensor_dims
 # the time of a row is the model's roofline, numerically
 from ..model.term import Term, TermId, Work, roofline_times as model_times
@@ -95,7 +95,7 @@ _COMPONENT_SET = frozenset(COMPONENTS)
 
 
 @cache
-def _linear(recipe_name: str):
+def _linear(recipe_name: str) -> Linear:
     # standalone kernels read their input from memory: the unfused model, priced
     # with flat efficiencies (what the component fit calibrates)
     return linear(recipe_name, mode="training", fuse=False, preset="default", efficiency="flat")
@@ -127,7 +127,7 @@ def model_term(component: str) -> Term:
 
 
 @cache
-def _cost(component: str) -> tuple[str, Callable]:
+def _cost(component: str) -> tuple[str, Callable[..., list[np.ndarray | float]]]:
     """(dtype, f(M, K, N) -> (flops, bytes)): the work of the component's term."""
     work = model_term(component).work
     fn = sympy.lambdify(S.SHAPE_SYMBOLS, [work.flops, work.bytes], modules="numpy")
@@ -147,7 +147,7 @@ def _check_component(component: str) -> None:
         raise ValueError(f"unknown component {component!r}; known: {', '.join(COMPONENTS)}")
 
 
-def costs(components: Sequence[str], M: Any, K: Any, N: Any
+def costs(components: Sequence[str] | np.ndarray, M: Any, K: Any, N: Any
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per row: the model's (dtype, FLOPs, bytes) of ``components[i]`` at shape i.
 
@@ -198,7 +198,7 @@ class Case:
         return _parts(self.component)[0]
 
     @cached_property
-    def op(self) -> tuple:
+    def op(self) -> tuple[Any, ...]:
         """The operation: ``("gemm", kind, m, k, n, fast_accum)``, ``(impl, d0, d1)``..."""
         kind, *rest = _parts(self.component)
         dims = {S.M: self.M, S.K: self.K, S.N: self.N}

@@ -127,7 +127,7 @@ class Report:
     # -- numbers ------------------------------------------------------------------------
     @cached_property
     def _summary(self) -> tuple[dict[str, Any], ...]:
-        groups: dict[tuple[str, str], list[dict]] = {}
+        groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for r in self.rows:
             groups.setdefault((r["name"], r["regime"]), []).append(r)
             groups.setdefault((r["name"], "all"), []).append(r)
@@ -216,7 +216,7 @@ class Report:
     def __str__(self) -> str:
         return self.text()
 
-    def plot(self, path: str | os.PathLike) -> Path | None:
+    def plot(self, path: str | os.PathLike[str]) -> Path | None:
         """Predicted vs measured speedup, before and after calibration, as a
         .png, .svg or .pdf one paper column wide (``plot.save``); None (nothing
         written) when matplotlib is not installed."""
@@ -253,7 +253,7 @@ class Report:
         return figures.save(fig, path)
 
 
-def _stats(name: str, regime: str, rows: Sequence[dict]) -> dict[str, Any]:
+def _stats(name: str, regime: str, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"name": name, "regime": regime, "n": len(rows)}
     for which in ("before", "after"):
         errors = np.abs([r[f"{which}_error"] for r in rows])
@@ -272,8 +272,9 @@ def _pair(median: float, maximum: float) -> str:
 
 
 # -- building a report -----------------------------------------------------------------------
-def report(measurements: Measurements | str | os.PathLike, hardware: Hardware | str | None = None,
-           calibrated: Any = True, *, size_dependent: bool = False) -> Report:
+def report(measurements: Measurements | str | os.PathLike[str],
+           hardware: Hardware | str | None = None, calibrated: Any = True, *,
+           size_dependent: bool = False) -> Report:
     """Predicted vs measured for a measurement file.
 
     ``hardware``: the "before" entry (name, ``Hardware``, or None for the
@@ -330,7 +331,9 @@ def _stale_costs(meas: Measurements) -> int:
     return int(stale.sum())
 
 
-def _predict(meas: Measurements, hw_or_cal: Hardware | Calibration, regimes: bool = False):
+def _predict(meas: Measurements, hw_or_cal: Hardware | Calibration
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """(time, regime) per row."""
     d, f, b = meas.costs
     if isinstance(hw_or_cal, Calibration):
         values: Mapping[str, Any] = hw_or_cal.parameters(d, f)
@@ -342,13 +345,14 @@ def _predict(meas: Measurements, hw_or_cal: Hardware | Calibration, regimes: boo
         raise ValueError(f"{getattr(hw_or_cal, 'name', 'the hardware')} has no "
                          f"{', '.join(missing)}: pick an entry with efficiencies and a "
                          "launch floor")
-    return model_times(d, f, b, values, regimes=regimes)
+    return model_times(d, f, b, values, regimes=True)
 
 
-def _component_rows(meas: Measurements, base: Hardware, cal: Calibration | None) -> list[dict]:
-    before, regime_before = _predict(meas, base, regimes=True)
+def _component_rows(meas: Measurements, base: Hardware, cal: Calibration | None
+                    ) -> list[dict[str, Any]]:
+    before, regime_before = _predict(meas, base)
     if cal is not None:
-        after, regime = _predict(meas, cal, regimes=True)
+        after, regime = _predict(meas, cal)
     else:
         after, regime = np.full(len(meas), math.nan), regime_before
     rows = []
@@ -362,17 +366,17 @@ def _component_rows(meas: Measurements, base: Hardware, cal: Calibration | None)
     return rows
 
 
-def _speedup_rows(meas: Measurements, base: Hardware, cal: Calibration | None) -> list[dict]:
+def _speedup_rows(meas: Measurements, base: Hardware, cal: Calibration | None
+                  ) -> list[dict[str, Any]]:
     """Composed speedups at every shape that has all of a recipe's components
     (repeated rows of a component at one shape: their median)."""
-    times: dict[tuple, dict[str, list[float]]] = {}
-    names: dict[tuple, str] = {}
+    times: dict[tuple[int, int, int], dict[str, list[float]]] = {}
+    names: dict[tuple[int, int, int], str] = {}
     for case, t in zip(meas.cases, meas.time_s):
         key = (case.M, case.K, case.N)
         times.setdefault(key, {}).setdefault(case.component, []).append(float(t))
         names.setdefault(key, case.shape)
-    after_pred, after_regime = (_predict(meas, cal, regimes=True) if cal is not None
-                                else _predict(meas, base, regimes=True))
+    after_pred, after_regime = _predict(meas, cal if cal is not None else base)
     rows = []
     for recipe_name in CAST_RECIPES:
         base_side, lowp_side = composed_components(recipe_name)
@@ -400,7 +404,7 @@ def _speedup_rows(meas: Measurements, base: Hardware, cal: Calibration | None) -
     return rows
 
 
-def _dominant_regime(meas: Measurements, key: tuple, components: Sequence[str],
+def _dominant_regime(meas: Measurements, key: tuple[int, int, int], components: Sequence[str],
                      predicted: np.ndarray, regimes: np.ndarray) -> str:
     """The regime holding the largest share of the predicted low-precision time."""
     share: dict[str, float] = {}
@@ -408,12 +412,13 @@ def _dominant_regime(meas: Measurements, key: tuple, components: Sequence[str],
     for i, case in enumerate(meas.cases):
         if (case.M, case.K, case.N) == key and case.component in wanted:
             share[str(regimes[i])] = share.get(str(regimes[i]), 0.0) + float(predicted[i])
-    return max(share, key=share.get)
+    return max(share, key=share.__getitem__)
 
 
-def cli(path: str | os.PathLike, *, hardware: Hardware | str | None = None,
+def cli(path: str | os.PathLike[str], *, hardware: Hardware | str | None = None,
         calibrated: Any = True, size_dependent: bool = False,
-        write_hardware: str | os.PathLike | None = None, plot: str | os.PathLike | None = None,
+        write_hardware: str | os.PathLike[str] | None = None,
+        plot: str | os.PathLike[str] | None = None,
         regimes: bool = True) -> str:
     """What ``roofline-sym fidelity FILE.csv`` prints: the report's text, and
     lines saying what was written (``write_hardware``: the calibrated TOML;
@@ -431,10 +436,12 @@ def cli(path: str | os.PathLike, *, hardware: Hardware | str | None = None,
     rep = report(path, hardware, calibrated, size_dependent=size_dependent)
     lines = [rep.text(regimes)]
     if write_hardware is not None:
+        if rep.calibration is None:  # calibrated is neither False nor None: checked above
+            raise ValueError("--write-hardware needs a calibration; drop --no-calibrate")
         written = rep.calibration.to_toml(write_hardware)
         lines.append(f"wrote the calibrated hardware entry to {written}")
     if plot is not None:
-        written = rep.plot(plot)
-        lines.append(f"wrote the speedup plot to {written}" if written else
+        plotted = rep.plot(plot)
+        lines.append(f"wrote the speedup plot to {plotted}" if plotted else
                      "no plot: matplotlib is not installed (pip install matplotlib)")
     return "\n".join(lines)

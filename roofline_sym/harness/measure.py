@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -165,7 +166,8 @@ class RepeatPolicy:
         return int(min(self.max_repeats, max(self.min_repeats, math.ceil(self.target_s / probe_s))))
 
 
-def run(cases: Iterable[Case], make_op: Callable[[Case], Callable[[], Any]], timer: Timer, *,
+# make_op's op goes to the timer alone: any object that timer takes (synthesize: the case)
+def run(cases: Iterable[Case], make_op: Callable[[Case], object], timer: Timer, *,
         env: Mapping[str, Any] | None = None, policy: RepeatPolicy = RepeatPolicy(),
         clocks: Callable[[], Mapping[str, Any]] | None = None,
         progress: Callable[[str], None] | None = None,
@@ -181,7 +183,7 @@ def run(cases: Iterable[Case], make_op: Callable[[Case], Callable[[], Any]], tim
     ``clocks()``: the clock columns, read after each op.
     """
     env = dict(env or {})
-    done: dict[tuple, dict[str, Any] | str] = {}
+    done: dict[tuple[Any, ...], dict[str, Any] | str] = {}
     for i, case in enumerate(cases):
         result = done.get(case.op)
         if result is None:
@@ -203,7 +205,9 @@ def run(cases: Iterable[Case], make_op: Callable[[Case], Callable[[], Any]], tim
         }
 
 
-def _time_op(case: Case, make_op, timer, policy: RepeatPolicy, clocks) -> dict[str, Any] | str:
+def _time_op(case: Case, make_op: Callable[[Case], object], timer: Timer,
+             policy: RepeatPolicy, clocks: Callable[[], Mapping[str, Any]] | None
+             ) -> dict[str, Any] | str:
     try:
         fn = make_op(case)
         probe = timer(fn, warmup=policy.warmup, repeats=1)
@@ -239,7 +243,7 @@ def estimate_seconds(cases: Iterable[Case], hardware: Any = "h100-sxm",
     """
     hw = lookup_hardware(hardware)
     values = {str(k): float(v) for k, v in hw.parameters.items()}
-    ops: dict[tuple, Case] = {}
+    ops: dict[tuple[Any, ...], Case] = {}
     for case in cases:
         ops.setdefault(case.op, case)
     firsts = list(ops.values())
@@ -255,7 +259,7 @@ def estimate_seconds(cases: Iterable[Case], hardware: Any = "h100-sxm",
     return total
 
 
-def measure(out: str | os.PathLike, grid_name: str | Iterable[Case] = "default", *,
+def measure(out: str | os.PathLike[str], grid_name: str | Iterable[Case] = "default", *,
             policy: RepeatPolicy = RepeatPolicy(), dynamic: bool = True,
             progress: Callable[[str], None] | None = print,
             make_op: Callable[[Case], Callable[[], Any]] | None = None,
@@ -269,7 +273,7 @@ def measure(out: str | os.PathLike, grid_name: str | Iterable[Case] = "default",
     (``TorchOps``, ``CudaEventTimer``, ``torch_env``); given all three, no
     GPU (and no torch) is needed.
     """
-    torch = None
+    torch: ModuleType | None = None
     if make_op is None or timer is None or env is None:
         torch = _torch_cuda()
     cases = grid(grid_name) if isinstance(grid_name, str) else list(grid_name)

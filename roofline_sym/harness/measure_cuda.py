@@ -19,9 +19,13 @@ from __future__ import annotations
 import shutil
 import subprocess
 from functools import partial
-from typing import Any, Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable
 
 from .components import Case
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 __all__ = ["MeasureError", "torch_env", "CudaEventTimer", "TorchOps"]
 
@@ -31,7 +35,7 @@ class MeasureError(RuntimeError):
 
 
 # -- the torch side: imported only here ------------------------------------------------
-def _torch_cuda():
+def _torch_cuda() -> ModuleType:
     try:
         import torch
     except ImportError:
@@ -117,49 +121,53 @@ class CudaEventTimer:
         return [start.elapsed_time(end) * 1e-3 for start, end in events]
 
 
-def _cast_impls(torch: Any) -> dict[str, Callable]:
+def _cast_impls(torch: Any) -> dict[str, Callable[..., Any]]:
     """The cast kernels as small functions for torch.compile; each reads and
     writes what the model's kernel of the same role says (model/recipes.py)."""
     fp8 = torch.float8_e4m3fn
     fmax = float(torch.finfo(fp8).max)
 
-    def to_fp8(x, scale):
+    def to_fp8(x: Tensor, scale: Tensor | float) -> Tensor:
         return (x.float() * scale).clamp(-fmax, fmax).to(fp8)
 
-    def amax(x):  # stage 1: read the tensor, write one partial max per row
+    def amax(x: Tensor) -> Tensor:  # stage 1: read the tensor, write one partial max per row
         return x.abs().amax(dim=1).float()
 
-    def amax_final(partials):  # stage 2: reduce the partials to the scale
+    def amax_final(partials: Tensor) -> Tensor:  # stage 2: reduce the partials to the scale
         return fmax / partials.amax().clamp(min=1e-12)
 
-    def tw_cast(x, s):  # read bf16, write fp8 in the same layout
+    def tw_cast(x: Tensor, s: Tensor) -> Tensor:  # read bf16, write fp8 in the same layout
         return to_fp8(x, s)
 
-    def tw_cast_t(x, s):  # read bf16, write the fp8 transpose
+    def tw_cast_t(x: Tensor, s: Tensor) -> Tensor:  # read bf16, write the fp8 transpose
         return to_fp8(x.t(), s).contiguous()
 
-    def tw_cast_dim0_dim1(x, s):  # read bf16 once, write fp8 in both layouts
+    def tw_cast_dim0_dim1(x: Tensor, s: Tensor) -> tuple[Tensor, Tensor]:
+        # read bf16 once, write fp8 in both layouts
         return to_fp8(x, s), to_fp8(x.t(), s).contiguous()
 
-    def _rows(x):
+    def _rows(x: Tensor) -> tuple[Tensor, Tensor]:
         scale = fmax / x.abs().amax(dim=1, keepdim=True).float().clamp(min=1e-12)
         return to_fp8(x, scale), scale
 
-    def rw_rows(x):  # an fp32 scale per row, fp8 in the same layout
+    def rw_rows(x: Tensor) -> tuple[Tensor, Tensor]:
+        # an fp32 scale per row, fp8 in the same layout
         return _rows(x)
 
-    def rw_rows_transpose(x):  # as rw_rows, and write the bf16 transpose
+    def rw_rows_transpose(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        # as rw_rows, and write the bf16 transpose
         y, scale = _rows(x)
         return y, scale, x.t().contiguous()
 
-    def rw_cols(x):  # an fp32 scale per column, fp8 in the same layout
+    def rw_cols(x: Tensor) -> tuple[Tensor, Tensor]:
+        # an fp32 scale per column, fp8 in the same layout
         scale = fmax / x.abs().amax(dim=0, keepdim=True).float().clamp(min=1e-12)
         return to_fp8(x, scale), scale
 
-    def transpose(x):  # read bf16, write the bf16 transpose
+    def transpose(x: Tensor) -> Tensor:  # read bf16, write the bf16 transpose
         return x.t().contiguous()
 
-    def rescale(x):  # a GEMM output times its operands' row and column scales
+    def rescale(x: Tensor) -> Tensor:  # a GEMM output times its operands' row and column scales
         rows = x.new_ones(x.shape[0], 1, dtype=torch.float32)
         cols = x.new_ones(1, x.shape[1], dtype=torch.float32)
         return (x.float() * rows * cols).to(x.dtype)
@@ -187,7 +195,7 @@ class TorchOps:
         self.compile = compile  # False: run the casts eagerly (debugging, CPU tests)
         self.notes: list[str] = []  # deviations from the plan, for the CSV's comments
         self._impls = _cast_impls(self.torch)
-        self._compiled: dict[str, Callable] = {}
+        self._compiled: dict[str, Callable[..., Any]] = {}
 
     def __call__(self, case: Case) -> Callable[[], Any]:
         op = case.op

@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Mapping, TextIO
+from typing import Any, Iterable, Mapping, TextIO, cast
 
 import numpy as np
 
@@ -135,16 +135,18 @@ class CsvWriter:
         self._file.flush()
 
 
-def write_csv(rows: Iterable[Mapping[str, Any]], path_or_file: str | os.PathLike | TextIO,
+def write_csv(rows: Iterable[Mapping[str, Any]],
+              path_or_file: str | os.PathLike[str] | TextIO,
               comments: Iterable[str] = ()) -> int:
     """Write rows (dicts over ``COLUMNS``) as a measurement CSV; returns the row count."""
     if hasattr(path_or_file, "write"):
-        return _write_rows(path_or_file, rows, comments)
+        # anything with write() is the file; hasattr narrows only its negative branch
+        return _write_rows(cast(TextIO, path_or_file), rows, comments)
     with open(path_or_file, "w", newline="", encoding="utf-8") as f:
         return _write_rows(f, rows, comments)
 
 
-def _write_rows(f: TextIO, rows, comments) -> int:
+def _write_rows(f: TextIO, rows: Iterable[Mapping[str, Any]], comments: Iterable[str]) -> int:
     writer, n = CsvWriter(f, comments), 0
     for row in rows:
         writer.write(row)
@@ -219,10 +221,11 @@ class Measurements:
                             self.comments, self.source,
                             tuple(self.lines[i] for i in idx) if self.lines else ())
 
-    def write(self, path_or_file: str | os.PathLike | TextIO) -> int:
+    def write(self, path_or_file: str | os.PathLike[str] | TextIO) -> int:
         """Write back as CSV (the ``#`` comments after the schema line are kept)."""
-        rows = [{c: self.columns[c][i] if c in self.columns else "" for c in COLUMNS}
-                for i in range(len(self))]
+        rows: list[dict[str, Any]] = [
+            {c: self.columns[c][i] if c in self.columns else "" for c in COLUMNS}
+            for i in range(len(self))]
         for i, row in enumerate(rows):
             row["schema"] = row["schema"] or SCHEMA
             row["time_s"] = float(self.time_s[i])
@@ -232,7 +235,7 @@ class Measurements:
         return write_csv(rows, path_or_file, comments)
 
 
-def read_csv(path: str | os.PathLike) -> Measurements:
+def read_csv(path: str | os.PathLike[str]) -> Measurements:
     """Read and validate a measurement CSV; errors name the file, line and column."""
     path, text = read_text(path, "measurement file")
     return parse_csv(text, str(path))

@@ -26,8 +26,9 @@ import numpy as np
 from .. import symbols as S
 from ..devices import Hardware, hardware
 from ..devices.entry import HALF_BYTES_MAX
+from ..model.linear import Linear
 from .speedup_tables import SpeedupTable, read
-from .speedups import predictable, row_model
+from .speedups import predictable, unbound_row_model
 
 __all__ = ["SpeedupFit", "fit_speedups", "errors", "BOUNDS"]
 
@@ -72,21 +73,23 @@ class SpeedupFit:
                 f"to {len(self.rows)} rows (rms log error {self.rms_log_error:.3f})")
 
 
-def _groups(table: SpeedupTable, preset: str):
+def _groups(table: SpeedupTable, preset: str) -> list[tuple[Linear, np.ndarray]]:
     """Rows grouped by unbound model: (model, row indices)."""
-    groups: dict[int, tuple[Any, list[int]]] = {}
+    groups: dict[int, tuple[Linear, list[int]]] = {}
     for i in range(len(table)):
-        model = row_model(table, i, preset).unbound
+        model = unbound_row_model(table, i, preset)
         groups.setdefault(id(model), (model, []))[1].append(i)
     return [(m, np.array(rows)) for m, rows in groups.values()]
 
 
-def _evaluate(groups, table: SpeedupTable, values: dict[str, float]) -> np.ndarray:
+def _evaluate(groups: list[tuple[Linear, np.ndarray]], table: SpeedupTable,
+              values: dict[str, float]) -> np.ndarray:
     out = np.empty(len(table))
     for model, rows in groups:
         needed = {str(s) for s in model.free_hardware_symbols}
-        out[rows] = model.evaluate(table.M[rows], table.K[rows], table.N[rows],
-                                   **{k: v for k, v in values.items() if k in needed})["speedup"]
+        # symbol names, never evaluate's own keywords (outputs, dtype)
+        hw: dict[str, Any] = {k: v for k, v in values.items() if k in needed}
+        out[rows] = model.evaluate(table.M[rows], table.K[rows], table.N[rows], **hw)["speedup"]
     return out
 
 
@@ -122,7 +125,8 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
 
     def residuals(x: np.ndarray) -> np.ndarray:
         trial = dict(values, **{n: math.exp(v) for n, v in zip(free, x)})
-        return np.log(_evaluate(groups, table, trial)) - measured
+        r: np.ndarray = np.log(_evaluate(groups, table, trial)) - measured
+        return r
 
     result = least_squares(residuals, np.log(start), bounds=bounds, x_scale=1.0,
                            diff_step=1e-6)

@@ -27,7 +27,7 @@ from ..output import plot as figures
 from . import calibrations
 from .speedup_fit import errors
 from .speedup_tables import SpeedupTable, published, read
-from .speedups import predict, predictable, row_model
+from .speedups import predict, predictable, row_model, unbound_row_model
 
 __all__ = ["SpeedupReport", "report", "Split", "SPLITS", "heldout", "PRESETS"]
 
@@ -98,7 +98,7 @@ class SpeedupReport:
     def __str__(self) -> str:
         return self.text()
 
-    def plot(self, path: str | os.PathLike) -> Path:
+    def plot(self, path: str | os.PathLike[str]) -> Path:
         """Predicted vs measured speedup per preset (log-log, with the diagonal)."""
         fig, ax = figures.new_axes(height=3.0)
         for preset, pred in self.predictions.items():
@@ -180,7 +180,7 @@ def heldout(splits: Sequence[Split] = SPLITS, table: SpeedupTable | None = None
         fitted = calibrations.fit(spec, train)
         test = rows.select(held)
         predicted = np.array([
-            float(row_model(test, i).unbound.on(fitted.hardware)
+            float(unbound_row_model(test, i).on(fitted.hardware)
                   .evaluate(test.M[i], test.K[i], test.N[i])["speedup"])
             for i in range(len(test))])
         out.append((split, errors(predicted, test.measured)))

@@ -170,7 +170,7 @@ def _cell(value: Any) -> str:
     return str(value).strip()
 
 
-def _from_rows(rows: list, source: str, lines: list[int] | None = None,
+def _from_rows(rows: list[Any], source: str, lines: list[int] | None = None,
                header: Iterable[str] | None = None) -> SpeedupTable:
     header = [h.strip() for h in (header if header is not None else
                                   (rows[0].keys() if rows else ()))]
@@ -181,7 +181,7 @@ def _from_rows(rows: list, source: str, lines: list[int] | None = None,
     if not rows:
         raise ValueError(f"{source}: no rows")
     lines = lines or [i + 2 for i in range(len(rows))]
-    cols: dict[str, list] = {name: [] for name in _ARRAYS}
+    cols: dict[str, list[Any]] = {name: [] for name in _ARRAYS}
     for row, line in zip(rows, lines):
         if not isinstance(row, Mapping):
             raise TypeError(f"{source}: row {line - 1} is not a mapping of column to value")

@@ -65,9 +65,9 @@ def _gpu(key: str, dataset: str) -> Hardware:
 
 @cache
 def _model(recipe: str, mode: str, workload: str, groups: int, preset: str) -> Linear:
-    options = {} if groups == 1 else {"groups": groups}
+    # one group: linear's default (None), a dense layer
     return linear(_recipe_name(recipe, mode), mode=mode, preset=preset, workload=workload,
-                  **options)
+                  groups=None if groups == 1 else groups)
 
 
 @cache
@@ -115,11 +115,21 @@ def row_model(table: SpeedupTable, i: int, preset: str = "default") -> Linear:
         raise ValueError(f"{where}: {exc}") from None
 
 
+def unbound_row_model(table: SpeedupTable, i: int, preset: str = "default") -> Linear:
+    """``row_model(table, i, preset).unbound``: the model before ``.on(gpu)``,
+    to bind to a refitted entry."""
+    unbound = row_model(table, i, preset).unbound
+    if unbound is None:  # .on() keeps the model it binds
+        raise ValueError(f"{table.where(i)}: the bound model has lost its unbound model")
+    return unbound
+
+
 def predictable(table: SpeedupTable) -> np.ndarray:
     """Which rows are single-shape rows a model can predict (shape given, not
     a whole-model workload)."""
     single = np.array([not str(w).startswith(_WHOLE_MODEL) for w in table.workload], bool)
-    return single & ~np.isnan(np.stack([table.M, table.K, table.N])).any(axis=0)
+    ok: np.ndarray = single & ~np.isnan(np.stack([table.M, table.K, table.N])).any(axis=0)
+    return ok
 
 
 def predict(table: Any, preset: str = "default", *, unsupported: str = "raise") -> np.ndarray:

@@ -26,9 +26,14 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
 
 from ..numeric.shapes import ShapeSet
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["shapes_from_module", "layer_pattern"]
 
@@ -45,9 +50,13 @@ def layer_pattern(fqn: str) -> str:
     return re.sub(r"(?<=[^.\d]\.)\d+(?=\.|$)", "*", fqn, count=1)
 
 
-def _merge(records: list[tuple], name: str, tokens: float | None,
+# (module path, M, K, N, count[, groups]): one GEMM as found
+_Record = tuple[str, float, float, float, float] | tuple[str, float, float, float, float, float]
+
+
+def _merge(records: list[_Record], name: str, tokens: float | None,
            description: str) -> ShapeSet:
-    rows: dict[tuple[float, ...], list] = {}
+    rows: dict[tuple[float, ...], list[Any]] = {}  # [names, count]
     for fqn, m, k, n, count, *groups in records:
         row = rows.setdefault((m, k, n, groups[0] if groups else 1.0), [[], 0])
         pattern = layer_pattern(fqn) or "(module)"
@@ -59,7 +68,8 @@ def _merge(records: list[tuple], name: str, tokens: float | None,
     values = list(rows.values())
     ms, ks, ns, gs = zip(*rows)
     return ShapeSet(name, ms, ks, ns, tuple(" + ".join(v[0]) for v in values),
-                    [v[1] for v in values], description=description, tokens=tokens,
+                    np.array([v[1] for v in values], dtype=np.float64),
+                    description=description, tokens=tokens,
                     groups=gs)
 
 
@@ -92,19 +102,20 @@ def shapes_from_module(module: Any, M: Any = None, *, example_inputs: Any = None
         if M is None:
             raise ValueError("give M= (the token count) or example_inputs= to run the module")
         m = _tokens(M)
-        records = [(fqn, m, float(mod.in_features), float(mod.out_features), 1)
-                   for fqn, mod in module.named_modules() if isinstance(mod, torch.nn.Linear)]
+        records: list[_Record] = [
+            (fqn, m, float(mod.in_features), float(mod.out_features), 1)
+            for fqn, mod in module.named_modules() if isinstance(mod, torch.nn.Linear)]
         records += _experts(module, m, top_k)
         return _merge(records, label, m, f"nn.Linear layers of {label} at M = {m:g}")
     if M is not None:
         raise ValueError("give M= or example_inputs=, not both: traced layers have their own M")
-    records = _trace(module, example_inputs, torch)
+    records = _trace(module, example_inputs)
     return _merge(records, label, None, f"GEMMs of {label}, traced")
 
 
-def _experts(module: Any, M: float, top_k: int | None) -> list:
+def _experts(module: "torch.nn.Module", M: float, top_k: int | None) -> list[_Record]:
     """Grouped rows of the experts held as 3D parameters ``[experts, a, b]``."""
-    records = []
+    records: list[_Record] = []
     for fqn, mod in module.named_modules():
         experts = getattr(mod, "num_experts", None)
         hidden = next((getattr(mod, a) for a in ("hidden_dim", "hidden_size")
@@ -122,9 +133,9 @@ def _experts(module: Any, M: float, top_k: int | None) -> list:
     return records
 
 
-def _top_k(module: Any, top_k: int | None, fqn: str) -> int:
+def _top_k(module: "torch.nn.Module", top_k: int | None, fqn: str) -> int:
     if top_k is None:
-        config = getattr(module, "config", None)
+        config: Any = getattr(module, "config", None)  # any object, a transformers config
         if callable(getattr(config, "get_text_config", None)):  # multimodal models
             config = config.get_text_config()
         top_k = getattr(config, "num_experts_per_tok", None)
@@ -144,18 +155,20 @@ def _tokens(M: Any) -> float:
     return m
 
 
-def _trace(module: Any, example_inputs: Any, torch: Any) -> list:
+def _trace(module: "torch.nn.Module", example_inputs: Any) -> list[_Record]:
+    import torch  # loaded already: shapes_from_module imported it
+
     nn = torch.nn
     convs = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
-    records: list = []
+    records: list[_Record] = []
 
-    def hook(fqn: str):
-        def record(mod, args, output):
+    def hook(fqn: str) -> Callable[["torch.nn.Module", tuple[Any, ...], Any], None]:
+        def record(mod: "torch.nn.Module", args: tuple[Any, ...], output: Any) -> None:
             if isinstance(mod, nn.Linear):
                 rows = args[0].numel() // mod.in_features
                 records.append((fqn, float(rows), float(mod.in_features),
                                 float(mod.out_features), 1))
-            else:
+            elif isinstance(mod, convs):  # hooked: linear layers and these only
                 positions = output.numel() // mod.out_channels
                 k = mod.in_channels // mod.groups * math.prod(mod.kernel_size)
                 records.append((fqn, float(positions), float(k),
