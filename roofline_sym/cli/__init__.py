@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 import warnings
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TextIO
 
 from .._version import version
 from ..devices import HardwareError
@@ -49,11 +49,13 @@ EPILOG = """examples:
 class _Version(argparse.Action):
     """``--version``: the installed version (pyproject's), read when asked."""
 
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
-                 help="print the version and exit"):
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: Any = argparse.SUPPRESS,
+                 help: str = "print the version and exit") -> None:
         super().__init__(option_strings, dest, nargs=0, default=default, help=help)
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
         print(f"{parser.prog} {version()}")
         parser.exit(0)
 
@@ -61,7 +63,10 @@ class _Version(argparse.Action):
 class _Completion(argparse.Action):
     """``--print-completion SHELL``: the shell completion script, then exit."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
+        if not isinstance(values, str):  # one value (nargs=None), one of SHELLS
+            raise TypeError(f"--print-completion takes one shell name, not {values!r}")
         print(completion.script(parser, values), end="")
         parser.exit(0)
 
@@ -85,7 +90,8 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str,
+                      lineno: int, file: TextIO | None = None, line: str | None = None) -> None:
     print(f"roofline-sym: warning: {message}", file=sys.stderr)
 
 
@@ -94,7 +100,7 @@ class _Escaping:
     names and text from files are echoed as text, never acted on by the terminal.
     ``unescaped`` is the stream itself, for the progress line's own ``\\r``."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: TextIO) -> None:
         self.unescaped = stream
 
     def write(self, text: str) -> int:
@@ -121,7 +127,8 @@ def _main(argv: Sequence[str] | None) -> int:
         _no_empty_values(args)
         if args.command is None:
             return cmd_default.run(args)
-        return args.func(args)
+        func: Callable[[argparse.Namespace], int] = args.func  # set_defaults: a command's run
+        return func(args)
     except BrokenPipeError:  # output piped into `head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

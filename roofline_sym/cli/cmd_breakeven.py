@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..model.presets import describe_models
+from ..output.tables import as_numeric
 from ..solve import breakeven
 from . import common
 from .common import UserError
@@ -59,9 +60,11 @@ def run(args: argparse.Namespace) -> int:
     at = common.parse_at(args.at or [])
     _check(args, at)
     models = common.models(args)
-    results = [breakeven(m, along="cube") if args.along == "cube" else
-               breakeven(m, solve_for=args.solve_for, **at) for m in models]
-    rows = [{"gpu": be.model.hardware.name, "recipe": be.model.recipe.name, **be.summary()}
+    # --at names are M, K, N (_check): none fills breakeven's regime= or hardware=
+    results = [as_numeric(breakeven(m, along="cube") if args.along == "cube" else
+                          breakeven(m, solve_for=args.solve_for, **at))  # type: ignore[arg-type]
+               for m in models]
+    rows = [{"gpu": common.gpu_name(be.model), "recipe": be.model.recipe.name, **be.summary()}
             for be in results]
 
     def text() -> None:

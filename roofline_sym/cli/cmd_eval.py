@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     for m in models:
         out = m.evaluate(shapes[:, 0], shapes[:, 1], shapes[:, 2])
         for i, (M, K, N) in enumerate(shapes):
-            rows.append({"gpu": m.hardware.name, "recipe": m.recipe.name, "M": M, "K": K,
+            rows.append({"gpu": common.gpu_name(m), "recipe": m.recipe.name, "M": M, "K": K,
                          "N": N, **{k: float(out[k][i]) for k in OUTPUTS}})
 
     def text() -> None:

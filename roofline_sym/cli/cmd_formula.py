@@ -64,7 +64,10 @@ def run(args: argparse.Namespace) -> int:
     if args.gpu or args.hardware_file:
         model = model.on(common.gpus(args)[0])
     if args.breakeven:
-        be = breakeven(model, solve_for="M", **common.parse_at(args.at or []))
+        # --at NAME=number: a shape or hardware value; a float for breakeven's own
+        # regime= or hardware= is refused there, with its own error
+        be = breakeven(model, solve_for="M",
+                       **common.parse_at(args.at or []))  # type: ignore[arg-type]
         print(be.latex(**paper) if args.latex else be)
         return 0
     if args.latex and args.breakdown:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 
@@ -105,9 +106,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _head(tables, n: int) -> Table:
+def _head(tables: Iterable[Table], n: int) -> Table:
     """The first ``n`` rows of a stream of tables."""
-    kept, have = [], 0
+    kept: list[Table] = []
+    have = 0
     for t in tables:
         kept.append(t)
         have += len(t)

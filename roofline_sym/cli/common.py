@@ -16,7 +16,7 @@ import argparse
 import csv
 import json
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
 
@@ -43,7 +43,7 @@ class UserError(Exception):
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors (no usage block), exit code 2."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
@@ -71,13 +71,13 @@ def parse_shape(text: str) -> tuple[float, float, float]:
         raise UserError(f"--shape {show(text)}: expected three numbers M,K,N, got {len(parts)}; "
                         "write e.g. --shape 8192,8192,8192")
     try:
-        values = tuple(float(p) for p in parts)
+        m, k, n = (float(p) for p in parts)
     except ValueError:
         raise UserError(f"--shape {show(text)}: not numbers; write e.g. --shape "
                         "8192,8192,8192") from None
     for dim, part in zip("MKN", parts):
         _number(part, f"--shape {show(text)}, {dim}")
-    return values
+    return m, k, n
 
 
 def count(text: str) -> int:
@@ -189,7 +189,7 @@ def models(args: argparse.Namespace) -> list[Linear]:
     if not out:  # say why, for the first pair
         linear(names[0], **how).on(entries[0])
         raise UserError("no recipe in the selection runs on the selected GPUs")
-    ran = {(m.recipe.name, m.hardware.name) for m in out}
+    ran = {(m.recipe.name, gpu_name(m)) for m in out}
     skipped = [f"{r} on {g.name}" for r in names for g in entries if (r, g.name) not in ran]
     if skipped:
         print(f"roofline-sym: note: skipped {len(skipped)} recipe x GPU pair(s) the GPU "
@@ -197,8 +197,15 @@ def models(args: argparse.Namespace) -> list[Linear]:
     return out
 
 
+def gpu_name(model: Linear) -> str:
+    """The name of the GPU a model of ``models`` is bound to."""
+    if model.hardware is None:  # models() binds every model
+        raise ValueError(f"{model!r} is not bound to a GPU")
+    return model.hardware.name
+
+
 # -- output --------------------------------------------------------------------------
-def emit(rows: list[dict], args: argparse.Namespace, text: Callable[[], None]) -> None:
+def emit(rows: list[dict[str, Any]], args: argparse.Namespace, text: Callable[[], None]) -> None:
     """Rows as JSON (NaN as null), CSV (lists joined by ';') or text; exported
     names carry units and whole-number columns are integers (``export_rows``)."""
     if getattr(args, "json", False) or getattr(args, "csv", False):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from typing import Sequence
 
 __all__ = ["SHELLS", "script"]
 
@@ -34,7 +35,8 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 
 def _options(parser: argparse.ArgumentParser) -> tuple[list[str], dict[str, str]]:
     """(every option string, {option: how its value completes})."""
-    words, values = [], {}
+    words: list[str] = []
+    values: dict[str, str] = {}
     for action in parser._actions:
         if not action.option_strings or action.help == argparse.SUPPRESS:
             continue
@@ -61,7 +63,7 @@ def _positional_choices(parser: argparse.ArgumentParser) -> list[str]:
     return out
 
 
-def _case(parser: argparse.ArgumentParser, indent: str, extra: list[str] = ()) -> list[str]:
+def _case(parser: argparse.ArgumentParser, indent: str, extra: Sequence[str] = ()) -> list[str]:
     words, values = _options(parser)
     words = list(extra) + words + _positional_choices(parser)
     lines = [f"{indent}case \"$prev\" in"]

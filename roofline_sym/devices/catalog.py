@@ -81,9 +81,13 @@ def entry_toml(name: str, dataset: str | Dataset = "default") -> str:
     ds = _dataset(dataset)
     hw = ds.get(name)
     shipped = ds.name in DATASETS and ds.path == f"roofline_sym/data/{ds.name}.toml"
-    if not shipped and not ds.path:
+    if shipped:
+        text = _shipped(ds.name)
+    elif ds.path:
+        text = open(ds.path, encoding="utf-8").read()
+    else:
         raise ValueError(f"dataset {ds.name!r} has no file to read {hw.name}'s sources from")
-    raw = tomllib.loads(_shipped(ds.name) if shipped else open(ds.path, encoding="utf-8").read())
+    raw = tomllib.loads(text)
     sources = raw["gpu"][ds.entries.index(hw)].get("sources", {})
     mine = hw.replace(name=f"{hw.name} (custom)", aliases=())
     return hardware_toml(

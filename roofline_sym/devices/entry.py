@@ -239,7 +239,8 @@ class Hardware:
                     yield name, f"there is no {key} peak to apply it to"
 
     # -- identity -----------------------------------------------------------
-    def _key(self) -> tuple:
+    def _key(self) -> tuple[str, str, tuple[tuple[sympy.Symbol, sympy.Rational], ...],
+                            tuple[str, ...] | None]:
         scaling = None if self.block_scaling is None else tuple(sorted(set(self.block_scaling)))
         return (self.dataset, self.name, tuple(sorted(self.stated.items(), key=str)),
                 scaling)

@@ -17,6 +17,7 @@ and ``write_hardware`` writes it only once it reads back.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -28,9 +29,9 @@ from ..validate import (InputTypeError, escape, label as file_label, path as val
                         read_text, show)
 from .entry import Hardware, HardwareError
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
+if sys.version_info >= (3, 11):
+    import tomllib as tomllib  # "as": re-exported, catalog reads with it too
+else:  # Python 3.10
     import tomli as tomllib
 
 __all__ = ["TOML_FIELDS", "toml_name", "toml_fields", "parse", "load_hardware",
@@ -63,7 +64,7 @@ def toml_name(field_name: str) -> str:
 
 
 # -- reading -------------------------------------------------------------------------
-def parse(data: dict, origin: str, dataset_name: str | None = None) -> Dataset:
+def parse(data: dict[str, Any], origin: str, dataset_name: str | None = None) -> Dataset:
     """A validated Dataset from parsed TOML; every error names file, entry and field."""
     def fail(msg: str) -> HardwareError:
         return HardwareError(f"{file_label(origin)}: {msg}")
@@ -170,7 +171,7 @@ def load_hardware(path: str | Path) -> Dataset:
     return parse(data, name)
 
 
-def cited_sources(path: str | os.PathLike) -> tuple[dict[str, str], list[dict[str, str]]]:
+def cited_sources(path: str | os.PathLike[str]) -> tuple[dict[str, str], list[dict[str, str]]]:
     """A hardware file's sources as written: its ``[sources]`` (key -> citation)
     and each entry's ``[gpu.sources]`` (TOML field -> text citing the keys);
     read after ``load_hardware`` has validated the file."""
@@ -236,7 +237,7 @@ def hardware_toml(hw: Hardware, field_sources: Mapping[str, str], keys: Mapping[
     return "\n".join(lines) + "\n"
 
 
-def writable_path(path: str | os.PathLike) -> Path:
+def writable_path(path: str | os.PathLike[str]) -> Path:
     """``path`` as a place to write a hardware file: a ``.toml`` name that is a
     regular file if it exists (a device, a pipe or a folder is never replaced);
     else ``HardwareError``.  Check it before the work that makes the file."""
@@ -248,7 +249,7 @@ def writable_path(path: str | os.PathLike) -> Path:
     return path
 
 
-def write_hardware(text: str, path: str | os.PathLike) -> Path:
+def write_hardware(text: str, path: str | os.PathLike[str]) -> Path:
     """Write a hardware file's ``text`` to ``path`` only if it loads back.
 
     The text goes to a temporary file next to ``path`` and through

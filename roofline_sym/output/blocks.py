@@ -16,12 +16,14 @@ writes the complete blocks of a given width).
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Callable, Sequence
+
+import sympy
 
 from .. import renderers
-from ..model.linear import BreakdownPieces
+from ..model.linear import BreakdownPieces, Linear
 from ..model.term import TermId
-from ..solve.result import BreakEvenPieces
+from ..solve.result import BreakEven, BreakEvenPieces
 from ..validate import InputTypeError, show
 from .printer import _float_tex, _rm, _tt, equalities, latex, named_totals, star
 from .printer import latex as _latex
@@ -30,7 +32,7 @@ __all__ = ["breakdown", "breakeven_latex", "term_name"]
 
 
 # -- a model's breakdown ---------------------------------------------------------
-def term_name(model, name: str) -> str:
+def term_name(model: Linear, name: str) -> str:
     r"""LaTeX name of a model's term, e.g. ``t^{\mathrm{fp8}}_{\mathrm{output}}``.
 
     >>> import roofline_sym as rs
@@ -73,7 +75,8 @@ def write_breakdown(p: BreakdownPieces, *, digits: int | None = None) -> str:
         label = ("baseline (bf16)" if side == "baseline" else
                  f"low precision: {p.recipe} ({p.lowp_label})")
         lines.append(rf"&\text{{{_tt(label)}}}")
-        gemms, others = [], []
+        gemms: list[str] = []
+        others: list[str] = []
         for id, expr in p.terms:
             if id.side != side:
                 continue
@@ -90,7 +93,7 @@ def write_breakdown(p: BreakdownPieces, *, digits: int | None = None) -> str:
     return _aligned(lines)
 
 
-def breakdown(model) -> str:
+def breakdown(model: Any) -> str:
     r"""A model's cost as an ``aligned`` block: every named term, then the totals.
 
     Baseline (bf16) first, then the low-precision side; within each, GEMMs
@@ -111,7 +114,8 @@ def breakdown(model) -> str:
 
 
 # -- break-even results -------------------------------------------------------------
-def _condition_rows(p: BreakEvenPieces, latex=latex) -> list[str]:
+def _condition_rows(p: BreakEvenPieces,
+                    latex: Callable[[sympy.Expr], str] = latex) -> list[str]:
     r"""Regime validity conditions, one ``cases`` row per distinct ``lhs \geq rhs``;
     the row names its terms, ``fp8 GEMM output, grad_input: compute $\geq$ memory``."""
     rows: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
@@ -133,7 +137,7 @@ def write_breakeven(p: BreakEvenPieces, *, conditions: bool = True,
                     digits: int | None = None) -> str:
     """The ``aligned`` block of a break-even result's ``BreakEvenPieces``
     (numbers exact, or rounded to ``digits`` significant digits)."""
-    def latex(expr):
+    def latex(expr: sympy.Expr) -> str:
         return _latex(expr, digits=digits)
 
     v = latex(p.variable)
@@ -189,7 +193,7 @@ def write_breakeven(p: BreakEvenPieces, *, conditions: bool = True,
     return _aligned(lines)
 
 
-def breakeven_latex(be, *, conditions: bool = True) -> str:
+def breakeven_latex(be: BreakEven, *, conditions: bool = True) -> str:
     r"""LaTeX of a break-even result, for display math; amsmath only.
 
     Symbolic: the closed form, the sign condition ("faster iff a > 0 and

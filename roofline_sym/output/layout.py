@@ -154,9 +154,9 @@ def _atoms(tokens: list[str], style: int) -> list[tuple[str, float]]:
             if name in ("frac", "dfrac", "tfrac"):
                 num, i = _group(tokens, i)
                 den, i = _group(tokens, i)
-                inner = 1 if name == "dfrac" else (2 if name == "tfrac" else
-                                                     {0: 1, 1: 2, 2: 3, 3: 3}[style])
-                out.append(("ord", max(_width(num, inner), _width(den, inner)) + _FRAC_PAD))
+                inside = 1 if name == "dfrac" else (2 if name == "tfrac" else
+                                                      {0: 1, 1: 2, 2: 3, 3: 3}[style])
+                out.append(("ord", max(_width(num, inside), _width(den, inside)) + _FRAC_PAD))
             elif name in _ROMAN_GROUPS:
                 arg, i = _group(tokens, i)
                 out.append(("ord", _text_width(arg, style)))

@@ -26,6 +26,7 @@ import sympy
 from .. import renderers
 from .. import symbols as S
 from ..model.linear import BreakdownPieces
+from ..model.term import TermId
 from ..solve.result import BreakEvenPieces
 from ..validate import expression
 from .blocks import _term_tex
@@ -132,12 +133,13 @@ class _Layout:
     """
 
     def __init__(self, width: float, digits: int, names: Sequence[tuple[Any, str]] = (),
-                 symbol_names: Mapping | None = None, cache: dict | None = None):
+                 symbol_names: dict[sympy.Symbol, str] | None = None,
+                 cache: dict[sympy.Expr, str] | None = None) -> None:
         self.width = width - _MARGIN
         self.digits = digits
         self.candidates = [(e, t) for e, t in names if e != 0]
         # shared by the passes of one block: a symbol's name never changes
-        self.symbol_names: dict = {} if symbol_names is None else symbol_names
+        self.symbol_names: dict[sympy.Symbol, str] = {} if symbol_names is None else symbol_names
         self.printer = _Printer({"symbol_names": self.symbol_names}, digits=digits)
         self.pending: list[tuple[str, sympy.Expr]] = []
         self.defined: dict[sympy.Expr, str] = {}
@@ -221,7 +223,7 @@ class _Layout:
             return self._product(expr, avail, root)
         return [tex if root else self.name(expr)]
 
-    def _function(self, expr, avail: float) -> list[str]:
+    def _function(self, expr: sympy.Max | sympy.Min, avail: float) -> list[str]:
         op = r"\max" if isinstance(expr, sympy.Max) else r"\min"
         args = sorted(expr.args, key=lambda a: (-_shape_degree(a), sympy.default_sort_key(a)))
         texs = [self.tex(a) for a in args]
@@ -334,14 +336,16 @@ def _size(expr: sympy.Expr) -> int:
     return n
 
 
-def _fit(width: Any, digits: int | None, names: Sequence, lhs_names: Sequence[str],
-         build: Callable[[_Layout, Block], None], symbol_names: Mapping | None = None) -> str:
+def _fit(width: Any, digits: int | None, names: Sequence[tuple[Any, str]],
+         lhs_names: Sequence[str], build: Callable[[_Layout, Block], None],
+         symbol_names: Mapping[sympy.Symbol, str] | None = None) -> str:
     """Lay a block out: rows aligned at their relation while the names are short,
     flush left otherwise; again with a wider name column if a definition needs it."""
     total = width_pt(width)
     digits = DIGITS if digits is None else digits
     lhs_col = max([measure(t) * _SLACK for t in lhs_names] or [0.0])
-    shared_names, cache = dict(symbol_names or {}), {}
+    shared_names = dict(symbol_names or {})
+    cache: dict[sympy.Expr, str] = {}
     for _ in range(4):
         lay = _Layout(total, digits, names, shared_names, cache)
         lay.lhs_col = lhs_col
@@ -358,7 +362,7 @@ def _fit(width: Any, digits: int | None, names: Sequence, lhs_names: Sequence[st
 # -- expressions ----------------------------------------------------------------------
 def expression_block(expr: Any, width: Any = r"\columnwidth", *, digits: int | None = None,
                      model: Any = None, lhs: str | None = None,
-                     symbol_names: Mapping | None = None) -> str:
+                     symbol_names: Mapping[sympy.Symbol, str] | None = None) -> str:
     r"""An expression as an ``align*`` block that fits ``width``.
 
     ``lhs``: the LaTeX of what it equals (default: the model's name for it
@@ -401,7 +405,7 @@ def breakdown_block(p: BreakdownPieces, width: Any = r"\columnwidth", *,
                     digits: int | None = None) -> str:
     """A model's breakdown (speedup, totals, every term) as a block that fits ``width``."""
     nm = {attr: tex for attr, _, tex in named_totals(p)}
-    def term_tex(id) -> str:
+    def term_tex(id: TermId) -> str:
         return _term_tex(id, p.lowp_label)
 
     lhs_names = ["S", *nm.values(), *(term_tex(id) for id, _ in p.terms)]
@@ -536,7 +540,7 @@ def _symbolic(p: BreakEvenPieces, width: Any, d: int, conditions: bool) -> str:
                        + ("; valid while:}" if conditions and p.conditions else ".}"))
         if not conditions:
             return
-        rows: dict[tuple, list] = {}
+        rows: dict[tuple[sympy.Expr, sympy.Expr], list[tuple[str, str, str]]] = {}
         for lhs, rhs, what, detail, which in p.conditions:
             rows.setdefault((lhs, rhs), []).append((what, detail, which))
         for (lhs, rhs), terms in rows.items():

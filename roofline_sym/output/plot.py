@@ -24,22 +24,32 @@ from __future__ import annotations
 import contextlib
 import math
 import numbers
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import sympy
 
 from .. import symbols as S
+from ..devices import Hardware
 from ..model.gemm import Gemm
 from ..model.linear import Linear
 from ..model.presets import describe_models
 from ..model.recipes import gemm_dims, tensor_dims
 from ..model.term import REGIME_LETTERS, REGIMES
-from ..solve import breakeven as solve_breakeven
+from ..solve import SymbolicBreakEven, breakeven as solve_breakeven
 from ..validate import (SHAPE_MAX, InputTypeError, choice, count, items as listed,
                         positive_number, show)
+from .tables import as_numeric
+
+if TYPE_CHECKING:  # matplotlib is an optional extra, imported when drawing
+    from matplotlib.artist import Artist
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
 
 __all__ = [
     "speedup_heatmap",
@@ -84,7 +94,7 @@ _M_LABEL = r"$M$ (rows)"
 _K_LABEL = r"$K = N$ (elements)"
 
 
-def _mpl():
+def _mpl() -> ModuleType:
     try:
         import matplotlib
     except ModuleNotFoundError:
@@ -95,7 +105,7 @@ def _mpl():
 
 
 @contextlib.contextmanager
-def style():
+def style() -> Iterator[ModuleType]:
     """The figures' matplotlib settings (7-8 pt fonts, thin lines, 300 dpi,
     TrueType fonts in PDF) as a context manager; draw and ``save`` inside it.
     ``ModuleNotFoundError`` when matplotlib is missing."""
@@ -104,19 +114,22 @@ def style():
         yield mpl
 
 
-def new_axes(width: float = COLUMN_WIDTH, height: float = 2.6, ax=None):
+def new_axes(width: float = COLUMN_WIDTH, height: float = 2.6,
+             ax: Axes | None = None) -> tuple[Figure, Axes]:
     """``(Figure, Axes)``: ``ax`` and its figure, or a new ``Figure`` of
     ``width`` x ``height`` inches with one Axes (constrained layout; no pyplot
     state is touched).  Call it inside ``style()``."""
     from matplotlib.figure import Figure
 
     if ax is not None:
-        return ax.figure, ax
+        # typed Figure, what callers draw and save: an ax in a SubFigure gives that
+        # SubFigure (drawn on alike; it has no savefig)
+        return ax.figure, ax  # type: ignore[return-value]
     fig = Figure(figsize=(width, height), layout="constrained")
     return fig, fig.add_subplot()
 
 
-def output_format(path) -> str:
+def output_format(path: str | os.PathLike[str]) -> str:
     """The format of an output file by its suffix: png, svg or pdf (else ValueError).
 
     >>> output_format("fig.PDF")
@@ -129,7 +142,7 @@ def output_format(path) -> str:
     return fmt
 
 
-def _bound(model, hw=None):
+def _bound(model: Any, hw: Hardware | str | None = None) -> Linear:
     if not isinstance(model, Linear):
         raise InputTypeError(f"expected a model from rs.linear(), not {type(model).__name__} "
                              f"{show(model)}")
@@ -144,7 +157,14 @@ def _bound(model, hw=None):
     return model
 
 
-def _range(value, name: str) -> tuple[float, float]:
+def _gpu(mb: Linear) -> Hardware:
+    """The GPU of a model ``_bound`` returned."""
+    if mb.hardware is None:
+        raise ValueError(f"{mb!r} is not bound to a GPU")
+    return mb.hardware
+
+
+def _range(value: Any, name: str) -> tuple[float, float]:
     if not isinstance(value, (tuple, list)) or len(value) != 2 or not all(
             isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in value):
         raise InputTypeError(f"{name} must be a pair (low, high) of numbers, got {show(value)}")
@@ -183,7 +203,7 @@ class _Cells:
     kk: np.ndarray  # K (= N) of every cell
 
     @classmethod
-    def make(cls, m_range, k_range, resolution: int) -> "_Cells":
+    def make(cls, m_range: Any, k_range: Any, resolution: int) -> "_Cells":
         m_lo, m_hi = _range(m_range, "m_range")
         k_lo, k_hi = _range(k_range, "k_range")
         m_edges, ms = _log_grid(m_lo, m_hi, resolution)
@@ -191,7 +211,7 @@ class _Cells:
         kk, mm = np.meshgrid(ks, ms)
         return cls(m_lo, m_hi, k_lo, k_hi, m_edges, k_edges, mm, kk)
 
-    def frame(self, ax) -> None:
+    def frame(self, ax: Axes) -> None:
         """Axis limits and power-of-two ticks of the cells."""
         ax.set_xlim(self.k_lo, self.k_hi)
         ax.set_ylim(self.m_lo, self.m_hi)
@@ -199,7 +219,7 @@ class _Cells:
         _pow2_ticks(ax, "y", self.m_lo, self.m_hi)
 
 
-def _pow2_ticks(ax, axis: str, lo: float, hi: float) -> None:
+def _pow2_ticks(ax: Axes, axis: str, lo: float, hi: float) -> None:
     """Ticks at powers of two (2^8, 2^10, ...), labelled as plain numbers up to 65536."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
@@ -207,7 +227,7 @@ def _pow2_ticks(ax, axis: str, lo: float, hi: float) -> None:
     step = max(1, math.ceil((e1 - e0 + 1) / 6))
     ticks = [2.0 ** e for e in range(e0, e1 + 1, step)]
 
-    def fmt(v, _):
+    def fmt(v: float, _: int | None) -> str:
         if v < 1024:
             return f"{v:g}"
         return f"{v / 1024:g}k" if v < 2 ** 20 else f"{v / 2 ** 20:g}M"
@@ -219,8 +239,8 @@ def _pow2_ticks(ax, axis: str, lo: float, hi: float) -> None:
 
 
 # -- break-even along K = N ---------------------------------------------------------
-def breakeven_curve(model, ks: Sequence[float], *, n_ratio: float = 1.0, hw=None,
-                    ) -> np.ndarray:
+def breakeven_curve(model: Linear, ks: Iterable[float], *, n_ratio: float = 1.0,
+                    hw: Hardware | str | None = None) -> np.ndarray:
     """Break-even M* at each K (with N = n_ratio * K), from the exact solver.
 
     Returns an array ``(len(ks), r)`` of the values where the speedup crosses 1
@@ -238,7 +258,7 @@ def breakeven_curve(model, ks: Sequence[float], *, n_ratio: float = 1.0, hw=None
     for k in ks:
         k = float(k)
         n = k * n_ratio
-        be = solve_breakeven(mb, solve_for="M", K=_clean(k), N=_clean(n))
+        be = as_numeric(solve_breakeven(mb, solve_for="M", K=_clean(k), N=_clean(n)))
         columns.append([float(v) for v in be.crossing_values])  # roots and steps
     width = max((len(c) for c in columns), default=0)
     out = np.full((len(columns), max(width, 1)), np.nan)
@@ -247,14 +267,15 @@ def breakeven_curve(model, ks: Sequence[float], *, n_ratio: float = 1.0, hw=None
     return out
 
 
-def _clean(v: float):
+def _clean(v: float) -> int | float:
     """A shape value for the solver: an int when integral (short exact rationals)."""
     r = round(v)
     return int(r) if abs(v - r) < 1e-9 * max(1.0, abs(v)) else float(f"{v:.6g}")
 
 
-def _draw_breakeven(ax, mb, k_lo: float, k_hi: float, points: int, *, n_ratio: float = 1.0,
-                    label: str | None = "break-even (solver)", **style) -> list:
+def _draw_breakeven(ax: Axes, mb: Linear, k_lo: float, k_hi: float, points: int, *,
+                    n_ratio: float = 1.0, label: str | None = "break-even (solver)",
+                    **style: Any) -> list[Line2D]:
     ks = np.unique(np.round(np.geomspace(k_lo, k_hi, _points(points))))
     roots = breakeven_curve(mb, ks, n_ratio=n_ratio)
     lines = []
@@ -267,10 +288,13 @@ def _draw_breakeven(ax, mb, k_lo: float, k_hi: float, points: int, *, n_ratio: f
     return lines
 
 
-def _closed_form_curve(mb, ks: np.ndarray, regime: Mapping[str, str] | None = None,
+def _closed_form_curve(mb: Linear, ks: np.ndarray, regime: Mapping[str, str] | None = None,
                        n_ratio: float = 1.0) -> np.ndarray:
     """M*(K) from the symbolic closed form in one regime; NaN where it does not hold."""
     be = solve_breakeven(mb, solve_for="M", regime=regime or {})
+    # a regime asked for: the closed form, one root (the times are linear in M)
+    if not isinstance(be, SymbolicBreakEven) or be.closed_form is None:
+        raise ValueError(f"no closed form of M* for {mb!r}")
     k = sympy.Dummy("k", positive=True)
     sub = {S.K: k, S.N: sympy.nsimplify(n_ratio) * k}
     f = sympy.lambdify([k], be.closed_form.xreplace(sub), modules="numpy")
@@ -285,10 +309,12 @@ def _closed_form_curve(mb, ks: np.ndarray, regime: Mapping[str, str] | None = No
 
 
 # -- speedup heatmap -----------------------------------------------------------------
-def speedup_heatmap(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768),
+def speedup_heatmap(model: Linear, *, hw: Hardware | str | None = None,
+                    m_range: Any = (16, 65536), k_range: Any = (256, 32768),
                     resolution: int = 96, breakeven: bool = True, closed_form: bool = False,
-                    points: int = 48, cmap: str = "RdBu", ax=None, title: str | None = None,
-                    width: float = COLUMN_WIDTH, height: float = 2.7):
+                    points: int = 48, cmap: str = "RdBu", ax: Axes | None = None,
+                    title: str | None = None, width: float = COLUMN_WIDTH,
+                    height: float = 2.7) -> Figure:
     """Speedup (bf16 time / low-precision time) over M and K = N, log axes.
 
     The break-even curve (speedup = 1) is drawn from the piecewise solver, one
@@ -341,37 +367,38 @@ def speedup_heatmap(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768)
     return fig
 
 
-def _describe(mb) -> str:
+def _describe(mb: Linear) -> str:
     """Title: the recipe, mode and GPU, then the options the model was made with."""
-    return f"{mb.recipe.name} ({mb.mode}), {mb.hardware.name}\n{describe_models([mb])}"
+    return f"{mb.recipe.name} ({mb.mode}), {_gpu(mb).name}\n{describe_models([mb])}"
 
 
 # -- break-even curves --------------------------------------------------------------
-def _labelled(models) -> list[tuple[str, Any]]:
+def _labelled(models: Any) -> list[tuple[str, Any]]:
     if isinstance(models, Linear):
         models = [models]
     if isinstance(models, Mapping):
         items = [(str(k), v) for k, v in models.items()]
     else:
-        items = listed(models, "models (bound models: a list, or a mapping of label to model)",
+        given = listed(models, "models (bound models: a list, or a mapping of label to model)",
                        Linear)
-        if not items:
+        if not given:
             raise ValueError("no models to plot")
-        gpus = {m.hardware.name if getattr(m, "hardware", None) else None for m in items}
-        names = [m.recipe.name if isinstance(m, Linear) else repr(m) for m in items]
+        gpus = {m.hardware.name if getattr(m, "hardware", None) else None for m in given}
+        names = [m.recipe.name if isinstance(m, Linear) else repr(m) for m in given]
         if len(gpus) > 1:
             names = [f"{n}, {m.hardware.name if m.hardware else '?'}"
-                     for n, m in zip(names, items)]
-        items = list(zip(names, items))
+                     for n, m in zip(names, given)]
+        items = list(zip(names, given))
     if not items:
         raise ValueError("no models to plot")
     return items
 
 
-def breakeven_curves(models, *, hw=None, k_range=(256, 65536), points: int = 48,
-                     n_ratio: float = 1.0, m_max: float = 2 ** 20, ax=None,
+def breakeven_curves(models: Any, *, hw: Hardware | str | None = None,
+                     k_range: Any = (256, 65536), points: int = 48, n_ratio: float = 1.0,
+                     m_max: float = 2 ** 20, ax: Axes | None = None,
                      title: str | None = None, width: float = COLUMN_WIDTH,
-                     height: float = 2.5):
+                     height: float = 2.5) -> Figure:
     """Break-even M*(K) per model (recipe or GPU), K = N on a log axis.
 
     ``models``: a list of bound models (labelled by recipe, plus the GPU when
@@ -412,7 +439,7 @@ def breakeven_curves(models, *, hw=None, k_range=(256, 65536), points: int = 48,
         ax.set_ylabel(r"break-even $M^{*}$ (rows)")
         ax.grid(True, which="major", lw=0.4, alpha=0.4)
         if title is None:
-            hws = {mb.hardware.name for _, mb in items}
+            hws = {_gpu(mb).name for _, mb in items}
             title = ("break-even, " + next(iter(hws))) if len(hws) == 1 else "break-even"
             title += "; low precision faster above\n" + describe_models([m for _, m in items])
         ax.set_title(title)
@@ -421,7 +448,7 @@ def breakeven_curves(models, *, hw=None, k_range=(256, 65536), points: int = 48,
 
 
 # -- roofline ---------------------------------------------------------------------------
-def _kernel_points(mb, shape: tuple[float, float, float]) -> list[dict]:
+def _kernel_points(mb: Linear, shape: tuple[float, float, float]) -> list[dict[str, Any]]:
     """Each GEMM and cast of a bound model at a shape: FLOPs (or ops), bytes, seconds."""
     values = dict(zip(S.SHAPE_SYMBOLS, (sympy.Float(v) for v in shape)))
     times = mb.evaluate_terms(*shape)
@@ -433,6 +460,8 @@ def _kernel_points(mb, shape: tuple[float, float, float]) -> list[dict]:
         if id.kind == "gemm":
             if "memory" not in dict(term.pieces):
                 # compute-only GEMM model: operands and output, no scales
+                if id.role is None:  # a GEMM's id names it
+                    raise ValueError(f"GEMM term {term.name} has no role")
                 fmt = "bf16" if id.side == "baseline" else mb.recipe.gemm_format(id.role)
                 m, k, n = (d.xreplace(values) for d in gemm_dims(mb.mode)[id.role])
                 nbytes = float(Gemm(id.role, m, k, n, fmt).bytes)
@@ -440,15 +469,18 @@ def _kernel_points(mb, shape: tuple[float, float, float]) -> list[dict]:
                             ops=float(work.flops.xreplace(values)), bytes=nbytes,
                             seconds=seconds))
         else:
-            d0, d1 = tensor_dims(mb.mode).get(id.role, (S.M, S.K))
+            dims = tensor_dims(mb.mode)
+            d0, d1 = dims[id.role] if id.role is not None and id.role in dims else (S.M, S.K)
             ops = float((d0 * d1).xreplace(values))  # one op per element
             out.append(dict(name=term.name, kind=id.kind, gemm=None, dtype=None,
                             ops=ops, bytes=nbytes, seconds=seconds))
     return out
 
 
-def roofline(model, shape=(8192, 8192, 8192), *, hw=None, ax=None, title: str | None = None,
-             width: float = COLUMN_WIDTH, height: float = 2.6):
+def roofline(model: Linear, shape: Any = (8192, 8192, 8192), *,
+             hw: Hardware | str | None = None, ax: Axes | None = None,
+             title: str | None = None, width: float = COLUMN_WIDTH,
+             height: float = 2.6) -> Figure:
     """A roofline chart with the model's kernels placed on it at ``shape`` (M, K, N).
 
     x: arithmetic intensity (FLOP/byte); y: performance (TFLOP/s).  Lines: the
@@ -463,7 +495,7 @@ def roofline(model, shape=(8192, 8192, 8192), *, hw=None, ax=None, title: str | 
     if not isinstance(shape, (tuple, list)) or len(shape) != 3:
         raise InputTypeError(f"shape must be (M, K, N) numbers, got {show(shape)}")
     shape = tuple(positive_number(v, f"shape {d}", SHAPE_MAX) for v, d in zip(shape, "MKN"))
-    h = mb.hardware
+    h = _gpu(mb)
     bw = float(h.mem_bw) * float(h.mem_efficiency if h.mem_efficiency is not None else 1)
     points = _kernel_points(mb, shape)
     with style():
@@ -557,7 +589,7 @@ def _state(labels: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _category_color(gemm: str, cast: str):
+def _category_color(gemm: str, cast: str) -> tuple[float, float, float, float]:
     from matplotlib import colormaps
 
     cmap = colormaps[_GEMM_HUES.get(gemm, "Purples")]
@@ -565,10 +597,11 @@ def _category_color(gemm: str, cast: str):
     return cmap(shade)
 
 
-def regime_map(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768),
+def regime_map(model: Linear, *, hw: Hardware | str | None = None,
+               m_range: Any = (16, 65536), k_range: Any = (256, 32768),
                resolution: int = 96, side: str = "lowp", breakeven: bool = True,
-               points: int = 48, ax=None, title: str | None = None,
-               width: float = COLUMN_WIDTH, height: float = 3.4):
+               points: int = 48, ax: Axes | None = None, title: str | None = None,
+               width: float = COLUMN_WIDTH, height: float = 3.4) -> Figure:
     """For each (M, K = N) cell, the regime of the GEMMs / casts (categorical image).
 
     ``side="lowp"`` (default) maps the low-precision GEMMs and casts;
@@ -593,7 +626,7 @@ def regime_map(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768),
         gemm = np.broadcast_to(gemm, mm.shape)
         cast = np.broadcast_to(cast, mm.shape)
 
-        def rank(s: str) -> tuple:
+        def rank(s: str) -> tuple[int, ...]:
             return tuple(REGIMES.index(r) for r in s.split("+")) if s else (9,)
 
         cats = sorted({(g, c) for g, c in zip(gemm.ravel(), cast.ravel())},
@@ -617,9 +650,10 @@ def regime_map(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768),
         ax.set_title(title if title is not None else _describe(mb))
         who = "low-precision" if side == "lowp" else "bf16"
         has_casts = any(c for _, c in cats)
-        handles = [Patch(facecolor=col, edgecolor="0.3", lw=0.4,
-                         label=f"{_abbrev(g)} / {_abbrev(c)}" if has_casts else _abbrev(g))
-                   for (g, c), col in zip(cats, colors)]
+        handles: list[Artist] = [
+            Patch(facecolor=col, edgecolor="0.3", lw=0.4,
+                  label=f"{_abbrev(g)} / {_abbrev(c)}" if has_casts else _abbrev(g))
+            for (g, c), col in zip(cats, colors)]
         if breakeven and side == "lowp":
             from matplotlib.lines import Line2D
 
@@ -628,12 +662,13 @@ def regime_map(model, *, hw=None, m_range=(16, 65536), k_range=(256, 32768),
                    title=f"{who} GEMMs{' / casts' if has_casts else ''}: "
                          "C compute, M memory, L launch-bound",
                    handlelength=1.2, handletextpad=0.4, columnspacing=0.9)
-        mesh.categories = cats  # for tests and callers: code -> (gemm, cast) regimes
+        # for tests and callers: code -> (gemm, cast) regimes, an attribute of our own
+        mesh.categories = cats  # type: ignore[attr-defined]
     return fig
 
 
 # -- output -------------------------------------------------------------------------------
-def save(fig, path, *, dpi: int = 300) -> Path:
+def save(fig: Figure, path: str | os.PathLike[str], *, dpi: int = 300) -> Path:
     """Write ``fig`` to ``path``; the format comes from the suffix (.png, .svg, .pdf)."""
     path = Path(path)
     fmt = output_format(path)
@@ -642,7 +677,7 @@ def save(fig, path, *, dpi: int = 300) -> Path:
     return path
 
 
-def plot_cli(kind: str, models, out_path, **opts) -> Path:
+def plot_cli(kind: str, models: Any, out_path: str | os.PathLike[str], **opts: Any) -> Path:
     """Draw one kind of figure and save it: the entry point of ``roofline-sym plot``.
 
     ``kind``: ``heatmap``, ``curves``, ``roofline`` or ``regimes``.
@@ -654,8 +689,9 @@ def plot_cli(kind: str, models, out_path, **opts) -> Path:
     ``ValueError`` with one line of text (``ModuleNotFoundError`` when
     matplotlib is missing).  Returns the path written.
     """
-    funcs = {"heatmap": speedup_heatmap, "curves": breakeven_curves, "roofline": roofline,
-             "regimes": regime_map}
+    funcs: dict[str, Callable[..., Figure]] = {
+        "heatmap": speedup_heatmap, "curves": breakeven_curves, "roofline": roofline,
+        "regimes": regime_map}
     choice(kind, tuple(funcs), "plot kind")
     path = Path(out_path)
     if path.suffix.lower() not in FORMATS:

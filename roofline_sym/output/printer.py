@@ -28,6 +28,7 @@ from sympy.printing.latex import LatexPrinter
 
 from .. import renderers
 from .. import symbols as S
+from ..model.linear import BreakdownPieces
 from ..validate import InputTypeError, expression, show
 
 __all__ = ["latex", "latex_preamble", "ExpressionPieces", "names", "star", "equalities",
@@ -114,31 +115,32 @@ def _is_gemm_like(expr: sympy.Basic) -> bool:
     return _shape_degree(expr) >= 3
 
 
-class _Printer(LatexPrinter):
+class _Printer(LatexPrinter):  # type: ignore[misc]  # SymPy is untyped: LatexPrinter is Any
     """SymPy's LaTeX printer with exact readable numbers and model-aware order."""
 
-    def __init__(self, settings=None, rank: Mapping[sympy.Symbol, int] | None = None,
-                 digits: int | None = None):
+    def __init__(self, settings: Mapping[str, Any] | None = None,
+                 rank: Mapping[sympy.Symbol, int] | None = None,
+                 digits: int | None = None) -> None:
         super().__init__(settings)
         self._rank = dict(rank or {})
         self._digits = digits  # significant digits of rounded numbers; None: exact
 
-    def _print_Integer(self, expr):
+    def _print_Integer(self, expr: sympy.Integer) -> str:
         return _int_tex(int(expr.p), self._digits)
 
-    def _print_Rational(self, expr):
+    def _print_Rational(self, expr: sympy.Rational) -> str:
         if expr.q == 1:
             return _int_tex(int(expr.p), self._digits)
         sign = "- " if expr.p < 0 else ""
         num, den = _int_tex(abs(int(expr.p)), self._digits), _int_tex(int(expr.q), self._digits)
         return rf"{sign}\frac{{{num}}}{{{den}}}"
 
-    def _print_Float(self, expr):
+    def _print_Float(self, expr: sympy.Float) -> str:
         if self._digits is None:
             return _float_tex(float(expr))
         return _float_tex(float(expr), self._digits, short=True)
 
-    def _group(self, term: sympy.Basic) -> tuple:
+    def _group(self, term: sympy.Basic) -> tuple[int, int]:
         named = [self._rank[s] for s in term.free_symbols if s in self._rank]
         if named:
             return (0, min(named))
@@ -146,20 +148,20 @@ class _Printer(LatexPrinter):
             return (3, 0)
         return (1, 0) if _is_gemm_like(term) else (2, 0)
 
-    def _as_ordered_terms(self, expr, order=None):
-        terms = super()._as_ordered_terms(expr, order=order)
+    def _as_ordered_terms(self, expr: sympy.Expr, order: Any = None) -> list[sympy.Expr]:
+        terms: list[sympy.Expr] = super()._as_ordered_terms(expr, order=order)
         if not expr.is_Add:
             return terms
         # stable: SymPy's order within a group; named parts, GEMMs, casts, numbers
         return sorted(terms, key=self._group)
 
-    def _print_Max(self, expr, exp=None):
+    def _print_Max(self, expr: sympy.Max, exp: str | None = None) -> str:
         # compute piece (degree 3 in shapes) first, then memory, then launch
         args = sorted(expr.args, key=lambda a: (-_shape_degree(a), default_sort_key(a)))
         tex = r"\max\left(%s\right)" % ", ".join(self._print(a) for a in args)
         return rf"{tex}^{{{exp}}}" if exp is not None else tex
 
-    def _print_Min(self, expr, exp=None):
+    def _print_Min(self, expr: sympy.Min, exp: str | None = None) -> str:
         args = sorted(expr.args, key=lambda a: (-_shape_degree(a), default_sort_key(a)))
         tex = r"\min\left(%s\right)" % ", ".join(self._print(a) for a in args)
         return rf"{tex}^{{{exp}}}" if exp is not None else tex
@@ -189,7 +191,7 @@ def _rm(text: str) -> str:
     return rf"\mathrm{{{_tt(text)}}}"
 
 
-def named_totals(pieces) -> list[tuple[str, sympy.Expr, str]]:
+def named_totals(pieces: BreakdownPieces) -> list[tuple[str, sympy.Expr, str]]:
     """``names`` from a model's ``BreakdownPieces``."""
     b, lp = _rm("bf16"), _rm(pieces.lowp_label)
     tex = {
@@ -204,7 +206,7 @@ def named_totals(pieces) -> list[tuple[str, sympy.Expr, str]]:
     return [(attr, totals[attr], t) for attr, t in tex.items()]
 
 
-def names(model) -> list[tuple[str, sympy.Expr, str]]:
+def names(model: Any) -> list[tuple[str, sympy.Expr, str]]:
     r"""The model's named quantities: ``[(attribute, expression, LaTeX name)]``.
 
     Largest first (totals before their parts), the order ``latex(...,
@@ -216,13 +218,14 @@ def names(model) -> list[tuple[str, sympy.Expr, str]]:
     """
     pieces = getattr(model, "_latex_pieces_", None)
     pieces = pieces() if callable(pieces) else None
-    if not hasattr(pieces, "totals"):
+    if pieces is None or not hasattr(pieces, "totals"):
         raise InputTypeError(f"model= takes a model from rs.linear(), not "
                              f"{type(model).__name__} {show(model)}")
     return named_totals(pieces)
 
 
-def _name_parts(expr: sympy.Expr, table: Sequence[tuple[sympy.Expr, sympy.Symbol]]):
+def _name_parts(expr: sympy.Expr,
+                table: Sequence[tuple[sympy.Expr, sympy.Symbol]]) -> sympy.Expr:
     """Replace whole sub-expressions, or sub-sums of an ``Add``, by named symbols.
 
     The root itself is never replaced (``latex(m.lowp_time, model=m)`` shows
@@ -230,7 +233,7 @@ def _name_parts(expr: sympy.Expr, table: Sequence[tuple[sympy.Expr, sympy.Symbol
     """
     table = [(e, s) for e, s in table if e != 0 and not e.is_number]
 
-    def walk(e, root=False):
+    def walk(e: sympy.Expr, root: bool = False) -> sympy.Expr:
         if not root:
             for target, sym in table:
                 if e == target:
@@ -263,10 +266,11 @@ class ExpressionPieces:
     expr: Any
     model: Any = None
     lhs: str | None = None
-    symbol_names: Mapping | None = None
+    symbol_names: Mapping[sympy.Symbol, str] | None = None
 
 
-def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None,
+def latex(expr: Any, *, model: Any = None,
+          symbol_names: Mapping[sympy.Symbol, str] | None = None,
           width: Any = None, digits: int | None = None, lhs: str | None = None) -> str:
     r"""Readable LaTeX of a model expression (or of a model / break-even result).
 
@@ -322,7 +326,8 @@ def latex(expr: Any, *, model: Any = None, symbol_names: Mapping | None = None,
         expr = _name_parts(expr, placeholders)
     symnames.update(symbol_names or {})
     printer = _Printer({"symbol_names": symnames}, rank, digits)
-    return printer.doprint(expr)
+    out: str = printer.doprint(expr)
+    return out
 
 
 def latex_preamble() -> str:

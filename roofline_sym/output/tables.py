@@ -16,6 +16,7 @@ from ..model.linear import linear
 from ..model.presets import describe, describe_models, options
 from ..model.recipes import list_recipes
 from ..model.term import RegimeSummary
+from ..solve.piecewise import NumericBreakEven
 from ..solve.result import BreakEven
 from ..solve.solver import breakeven
 from ..validate import InputTypeError, choice, items, show
@@ -82,11 +83,18 @@ def _num(value: float, fmt: str) -> str:
     return f"{mantissa}e{int(exp)}"
 
 
-def _var_text(be, fmt: str) -> str:
+def as_numeric(be: BreakEven) -> NumericBreakEven:
+    """``be`` as the numeric result it is (a bound model, every shape but one fixed)."""
+    if not isinstance(be, NumericBreakEven):
+        raise TypeError(f"expected a numeric break-even result, not {type(be).__name__}")
+    return be
+
+
+def _var_text(be: NumericBreakEven, fmt: str) -> str:
     return f"${latex(be.variable)}$" if fmt == "latex" else str(be.variable)
 
 
-def _faster_text(be, fmt: str) -> str:
+def _faster_text(be: NumericBreakEven, fmt: str) -> str:
     v = _var_text(be, fmt)
     spans = be.faster_intervals()
     if not spans:
@@ -110,13 +118,13 @@ def _faster_text(be, fmt: str) -> str:
     return text
 
 
-def _short_regime(be, value: float) -> str:
+def _short_regime(be: NumericBreakEven, value: float) -> str:
     """``compute / memory+launch``: regimes of the GEMMs / of the casts at a point."""
     varying = {t.id for t in be.model.terms if len(t.pieces) > 1}
     return RegimeSummary.of(be.regime_at(value)).short(lambda id: id in varying)
 
 
-def _fixed_text(be, fmt: str) -> str:
+def _fixed_text(be: NumericBreakEven, fmt: str) -> str:
     """The shape the result was solved at: ``K = 4096, N = 4096`` or ``M = K = N = x``."""
     groups = be.fixed_shapes()
     if not groups:
@@ -168,7 +176,7 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "long") -
     else:
         var_star = "break-even"
 
-    def root_text(be):
+    def root_text(be: NumericBreakEven) -> str:
         vals = [float(v) for v in be.root_values]
         return ", ".join(_num(v, fmt) for v in vals) if vals else "none"
 
@@ -287,8 +295,9 @@ def overview(hw: Hardware, cubes: Iterable[int] = (1024, 2048, 4096, 8192, 16384
             skipped.append(name)
             continue
         mb = m.on(hw)
-        cube, cube_regime = breakeven(mb, along="cube").headline()
-        fixed, fixed_regime = breakeven(mb, solve_for="M", K=fixed_kn, N=fixed_kn).headline()
+        cube, cube_regime = as_numeric(breakeven(mb, along="cube")).headline()
+        fixed, fixed_regime = as_numeric(
+            breakeven(mb, solve_for="M", K=fixed_kn, N=fixed_kn)).headline()
         speedup = mb.evaluate(x, x, x)["speedup"]
         lines.append(f"{name:<34}{cube:>7}  {cube_regime:<24}{fixed:>7}  {fixed_regime:<24}"
                      + "".join(f"{s:>7.2f}" for s in speedup))
