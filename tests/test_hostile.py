@@ -414,5 +414,38 @@ def test_silently_wrong_inputs_are_refused():
         rs.linear("tensorwse")
 
 
+@pytest.mark.parametrize("call, error, message", [
+    # the entry points of grouped layers, torchao filters and compiled evaluation
+    (lambda: rs.linear("rowwise", groups=10 ** 12), ValueError, r"groups .* 1\.\.1048576"),
+    (lambda: rs.linear("rowwise", groups="8"), TypeError, "groups"),
+    (lambda: rs.float8_module_filter("h100", "rowwise", M=8192, min_speedup=math.nan),
+     ValueError, "min_speedup must be positive and finite"),
+    (lambda: rs.float8_module_filter("h100", "rowwise", M=8192, skip_fqns=[b"output"]),
+     TypeError, "skip_fqns"),
+    (lambda: UNBOUND.hardware_axis(["h100"], ndim=-1), ValueError, "ndim must be in 0..32"),
+    (lambda: UNBOUND.hardware_axis({"h100": 1}), TypeError, "gpus"),
+    (lambda: BOUND.evaluate(8, 8, 8, dtype="garbage"), TypeError, "dtype must be a floating"),
+])
+def test_numbers_and_names_of_the_newer_entry_points_are_checked(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_one_name_where_names_are_taken_is_one_item():
+    keep = rs.float8_module_filter("h100", "rowwise", M=8192, skip_fqns="output")
+    assert keep.skip_fqns == ("output",)
+    assert UNBOUND.hardware_axis("h100")["BW"].shape == (1,)
+
+
+def test_formula_at_takes_only_shapes_and_the_models_hardware_values():
+    for at, message in (("regime=4", "unknown --at name 'regime'"),
+                        ("M=8", "'M' (M is solved for)")):
+        code, out, err = _run(["formula", "--breakeven", "--recipe", "rowwise", "--at", at])
+        assert code == 2 and message in err and err.count("\n") == 1
+    code, out, err = _run(["formula", "--breakeven", "--recipe", "rowwise", "--at",
+                           "BW=3e12,K=8192,N=8192"])
+    assert code == 0 and "BW = 3000000000000" in out
+
+
 def test_the_corpus_ran_nothing():
     assert not SENTINEL.exists() and "pwned" not in sys.modules

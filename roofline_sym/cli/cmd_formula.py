@@ -64,10 +64,15 @@ def run(args: argparse.Namespace) -> int:
     if args.gpu or args.hardware_file:
         model = model.on(common.gpus(args)[0])
     if args.breakeven:
-        # --at NAME=number: a shape or hardware value; a float for breakeven's own
-        # regime= or hardware= is refused there, with its own error
-        be = breakeven(model, solve_for="M",
-                       **common.parse_at(args.at or []))  # type: ignore[arg-type]
+        # --at NAME=number: K, N or a free hardware value of the model (never one of
+        # breakeven's own keywords, regime= or hardware=)
+        at = common.parse_at(args.at or [])
+        allowed = ["K", "N", *sorted(map(str, model.free_hardware_symbols))]
+        for key in at:
+            if key not in allowed:
+                raise UserError(str(unknown_name("--at name", key, allowed,
+                                                 extra=" (M is solved for)" * (key == "M"))))
+        be = breakeven(model, solve_for="M", **at)  # type: ignore[arg-type]  # names checked
         print(be.latex(**paper) if args.latex else be)
         return 0
     if args.latex and args.breakdown:

@@ -150,7 +150,7 @@ def parse(data: dict[str, Any], origin: str, dataset_name: str | None = None) ->
     return Dataset(name, tuple(out), meta.get("description", ""), origin)
 
 
-def load_hardware(path: str | Path) -> Dataset:
+def load_hardware(path: str | os.PathLike[str]) -> Dataset:
     """Load and validate a hardware TOML file (same schema as the shipped data).
 
     Errors name the file, the entry and the field.

@@ -17,11 +17,11 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-import numpy as np
 
 from ..devices import Hardware
 from ..model.formats import scaling
 from ..model.linear import Linear, linear
+from ..validate import SHAPE_MAX, items, positive_number
 
 __all__ = ["ModuleFilter", "float8_module_filter"]
 
@@ -39,8 +39,9 @@ class ModuleFilter:
                  skip_fqns: Sequence[str] = ()):
         if model.hardware is None:
             raise ValueError(f"{model!r} has no hardware: bind one with .on(hw)")
-        self.model, self.M, self.min_speedup = model, M, float(min_speedup)
-        self.skip_fqns = tuple(skip_fqns)
+        self.model, self.M = model, positive_number(M, "M (tokens per layer)", SHAPE_MAX)
+        self.min_speedup = positive_number(min_speedup, "min_speedup")
+        self.skip_fqns = tuple(items(skip_fqns, "skip_fqns (module names to skip)", str))
         self.multiple = _multiple(model)
         self._speedups: dict[tuple[int, int], float] = {}
 
@@ -102,8 +103,6 @@ def float8_module_filter(gpu: str | Hardware, recipe: str, M: Any, *,
     >>> keep(torch.nn.LayerNorm(8192, device="meta"), "norm")
     False
     """
-    m = np.asarray(M, dtype=np.float64)
-    if m.ndim or not (math.isfinite(float(m)) and float(m) > 0):
-        raise ValueError(f"M must be a positive number (tokens per layer), not {M!r}")
+    m = positive_number(M, "M (tokens per layer)", SHAPE_MAX)
     model = linear(recipe, mode=mode, preset=preset, **linear_options).on(gpu)
-    return ModuleFilter(model, float(m), min_speedup, skip_fqns)
+    return ModuleFilter(model, m, min_speedup, skip_fqns)

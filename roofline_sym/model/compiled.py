@@ -48,7 +48,8 @@ import numpy as np
 import sympy
 
 from .. import symbols as S
-from ..validate import SHAPE_MAX, broadcast_shape, hardware_array, positive_array, unknown_name
+from ..validate import (SHAPE_MAX, InputTypeError, broadcast_shape, hardware_array,
+                        positive_array, show, unknown_name)
 from .term import REGIMES, Term, TermId
 
 __all__ = ["CompiledTerms", "BoundTerms", "Program", "compile_terms", "release_scratch",
@@ -901,7 +902,11 @@ class _Run:
     def __init__(self, ev: _Evaluator, M: Any, K: Any, N: Any,
                  hardware_values: Mapping[str, Any], outputs: tuple[str, ...],
                  terms: bool | str, dtype: Any, chunk: int):
-        dtype = np.dtype(dtype)
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            raise InputTypeError(f"dtype must be a floating type (float64, float32), not "
+                                 f"{show(dtype)}") from None
         if dtype.kind != "f":
             raise ValueError(f"dtype must be a floating type (float64, float32), not {dtype}")
         if isinstance(chunk, bool) or not (isinstance(chunk, numbers.Integral) and chunk > 0):

@@ -24,7 +24,7 @@ import sympy
 from .. import renderers
 from .. import symbols as S
 from ..devices import Hardware, hardware
-from ..validate import InputTypeError, show
+from ..validate import InputTypeError, count, items, show
 from .blocked import evaluate_lazy, is_lazy
 from .compiled import OUTPUTS, BoundTerms, CompiledTerms, compile_terms
 from .formats import element, scaling
@@ -308,7 +308,9 @@ class Linear:
         if self.hardware is not None:
             raise ValueError(f"{self!r} is bound to {self.hardware.name}: use the unbound "
                              "model to evaluate several GPUs at once")
-        entries = [hardware(g, dataset=self.options.dataset) for g in gpus]
+        entries = [hardware(g, dataset=self.options.dataset)
+                   for g in items(gpus, "hardware_axis: gpus", (Hardware, str))]
+        ndim = count(ndim, "hardware_axis: ndim", maximum=32)  # numpy's limit is 64 axes
         for hw in entries:
             problem = self.unsupported_reason(hw)
             if problem:
@@ -415,8 +417,5 @@ def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool |
 def _check_groups(groups: Any) -> int | None:
     if groups is None:
         return None
-    if isinstance(groups, (bool, np.bool_)) or not isinstance(groups, (int, np.integer)) \
-            or groups < 1:
-        raise ValueError(f"groups must be a positive integer (the number of experts) or "
-                         f"None, not {groups!r}")
-    return int(groups)
+    # beyond a million experts no router or weight layout is real
+    return count(groups, "groups (the number of experts, or None)", minimum=1, maximum=2 ** 20)

@@ -342,7 +342,7 @@ class RegimeSummary:
     entries: tuple[tuple[TermId, str], ...]
 
     @classmethod
-    def of(cls, regimes: Mapping[TermId | str, str]) -> "RegimeSummary":
+    def of(cls, regimes: Mapping[TermId, str] | Mapping[str, str]) -> "RegimeSummary":
         """From ``{term id or name: regime}`` (names are parsed here, once)."""
         return cls(tuple((k if isinstance(k, TermId) else TermId.parse(k), r)
                          for k, r in regimes.items()))
