@@ -132,6 +132,17 @@ def test_roofline(tmp_path):
     _check_files(fig, tmp_path, "roofline")
 
 
+def test_an_axes_inside_a_subfigure_gives_the_saving_figure(tmp_path):
+    from matplotlib.figure import Figure
+
+    root = Figure(figsize=(6, 3))
+    left, _ = root.subfigures(1, 2)
+    ax = left.add_subplot()
+    fig = P.breakeven_curves([model("tensorwise", "h100")], points=4, ax=ax)
+    assert fig is root and ax.get_lines()
+    assert P.save(fig, tmp_path / "sub.png").stat().st_size > 0
+
+
 def test_roofline_counts_launch_only_kernels():
     fig = P.roofline(rs.linear("tensorwise").on("h100"), shape=(256, 1024, 4096))
     legends = [t.get_text() for lg in fig.axes[0].findobj(mpl.legend.Legend)

@@ -84,7 +84,8 @@ def entry_toml(name: str, dataset: str | Dataset = "default") -> str:
     if shipped:
         text = _shipped(ds.name)
     elif ds.path:
-        text = open(ds.path, encoding="utf-8").read()
+        with open(ds.path, encoding="utf-8") as f:
+            text = f.read()
     else:
         raise ValueError(f"dataset {ds.name!r} has no file to read {hw.name}'s sources from")
     raw = tomllib.loads(text)

@@ -122,9 +122,11 @@ def new_axes(width: float = COLUMN_WIDTH, height: float = 2.6,
     from matplotlib.figure import Figure
 
     if ax is not None:
-        # typed Figure, what callers draw and save: an ax in a SubFigure gives that
-        # SubFigure (drawn on alike; it has no savefig)
-        return ax.figure, ax  # type: ignore[return-value]
+        # the root Figure, which saves: an ax in a SubFigure has that as its figure
+        fig = ax.figure
+        while not isinstance(fig, Figure):
+            fig = fig.figure  # a SubFigure's figure is its parent's root
+        return fig, ax
     fig = Figure(figsize=(width, height), layout="constrained")
     return fig, fig.add_subplot()
 
