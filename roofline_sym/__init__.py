@@ -27,7 +27,8 @@ from .model.presets import PRESETS, Options, options as _options
 from .model.recipes import MODES, list_recipes as _list_recipes
 from .model.workloads import WORKLOADS, Workload, list_workloads
 from .numeric.shapes import ShapeSet, grid, list_shape_sets, load_shape_sets
-from .numeric.sweep import SweepResult, Table, model_grid, sweep
+from .numeric.sweep import (SweepResult, Table, model_grid, sweep, sweep_chunks, sweep_totals,
+                            write_sweep)
 from .solve import BreakEven, breakeven
 from .output import breakdown, breakeven_rows, breakeven_table, latex, latex_preamble
 from .model.formats import element, scaling
@@ -63,7 +64,8 @@ __all__ = [
     "Workload", "WORKLOADS", "list_workloads",
     "element", "scaling",
     "ShapeSet", "shape_set", "list_shape_sets", "load_shape_sets", "grid",
-    "sweep", "SweepResult", "Table", "model_grid",
+    "sweep", "sweep_chunks", "sweep_totals", "write_sweep", "SweepResult", "Table",
+    "model_grid",
     "shapes_from_module", "float8_module_filter",
     "measure", "calibrate", "fidelity", "plot",
 ]

@@ -289,7 +289,7 @@ def test_chunks_are_the_sweep_a_chunk_at_a_time():
                 assert got[key] == pytest.approx(value, rel=1e-15, nan_ok=True), key
             else:
                 assert got[key] == value, key
-    with pytest.raises(ValueError, match="rows must be a positive integer"):
+    with pytest.raises(ValueError, match=r"sweep_chunks: rows must be in 1\.\."):
         sweep_chunks(models, sets, rows=0)
     with pytest.raises(ValueError, match="no models"):
         sweep_chunks([], sets)  # checked when called, not at the first chunk

@@ -34,7 +34,7 @@ from ..model.presets import describe_models, grouped_options, options as get_opt
 from ..model.recipes import list_recipes
 from ..model.term import REGIMES
 from ..solve import NumericBreakEven, breakeven
-from ..validate import MAX_ROWS, InputTypeError, check_size, items, show
+from ..validate import MAX_ROWS, InputTypeError, check_size, choice, count, items, show
 from .frames import to_xarray
 from .shapes import ShapeSet, shape_set
 from .table import Table, write_csv, write_json
@@ -232,8 +232,7 @@ def sweep_chunks(models: Linear | Iterable[Linear], shapes: Any,
     >>> [len(t) for t in sweep_chunks(m, "sweep", rows=200)]
     [200, 200, 112]
     """
-    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
-        raise ValueError(f"rows must be a positive integer, not {rows!r}")
+    rows = count(rows, "sweep_chunks: rows", minimum=1)
     models, sets = _arguments(models, shapes)  # checked now, not at the first chunk
     caption = describe_models(models)
     return (Table(block.columns(sl, values), caption, _PREVIEW)
@@ -272,8 +271,7 @@ def write_sweep(models: Linear | Iterable[Linear], shapes: Any,
     >>> write_sweep(m, "pow2") == sweep(m, "pow2").to_csv()
     True
     """
-    if format not in ("csv", "json"):
-        raise ValueError(f"format must be 'csv' or 'json', not {format!r}")
+    choice(format, ("csv", "json"), "write_sweep: format")
     whole = _whole_columns(models, shapes)
     write = write_csv if format == "csv" else write_json
     return write(sweep_chunks(models, shapes, progress), path_or_file, whole)
