@@ -257,3 +257,14 @@ def test_bad_input_one_line_exit_2(capsys, argv, message):
     out, err = capsys.readouterr()
     assert code == 2
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("module, argv, says", [
+    ("scipy.optimize", ["fidelity", "--published", "--heldout"], "roofline-sym[fit]"),
+    ("matplotlib", ["fidelity", "--published", "--plot", "{tmp}/f.png"], "roofline-sym[plot]"),
+])
+def test_a_missing_extra_is_one_line_naming_it(capsys, monkeypatch, tmp_path, module, argv, says):
+    monkeypatch.setitem(sys.modules, module, None)  # `import module` raises ImportError
+    code = main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and says in err and err.count("\n") == 1 and "Traceback" not in err

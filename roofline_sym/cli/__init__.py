@@ -90,6 +90,11 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+# an optional package -> the extra that installs it
+_EXTRAS = {"matplotlib": "plot", "scipy": "fit", "torch": "torch", "transformers": "hf",
+           "dask": "dask", "xarray": "dask", "pandas": "dask"}
+
+
 def _one_line_warning(message: Warning | str, category: type[Warning], filename: str,
                       lineno: int, file: TextIO | None = None, line: str | None = None) -> None:
     print(f"roofline-sym: warning: {message}", file=sys.stderr)
@@ -132,8 +137,10 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:  # output piped into `head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except ModuleNotFoundError as exc:  # an optional extra (matplotlib) is missing
-        print(f"roofline-sym: error: {exc}", file=sys.stderr)
+    except ImportError as exc:  # an optional extra (matplotlib, scipy) is missing
+        extra = _EXTRAS.get((exc.name or "").split(".")[0])
+        hint = f" (pip install 'roofline-sym[{extra}]')" if extra and "pip" not in str(exc) else ""
+        print(f"roofline-sym: error: {_one_line(str(exc))}{hint}", file=sys.stderr)
         return 2
     except (UserError, ValueError, LookupError, HardwareError, OSError, RuntimeError,
             ArithmeticError) as exc:
