@@ -93,7 +93,11 @@ def shapes_from_module(module: Any, M: Any = None, *, example_inputs: Any = None
     >>> shapes_from_module(mlp, example_inputs=torch.empty(4, 128, 4096, device="meta")).M.tolist()
     [512.0, 512.0]
     """
-    import torch
+    try:
+        import torch
+    except ImportError:
+        raise ImportError("shapes_from_module needs torch: pip install 'roofline-sym[torch]'",
+                          name="torch") from None
 
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"expected a torch.nn.Module, got {type(module).__name__}")
