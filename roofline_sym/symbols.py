@@ -29,8 +29,10 @@ __all__ = [
     "mem_bw",
     "mem_efficiency",
     "launch_overhead",
-    "half_flops",
-    "mem_half_bytes",
+    "gemm_fixed_time",
+    "kernel_fixed_time",
+    "gemm_class",
+    "GEMM_CLASSES",
     "kernel_efficiency",
     "scaling_efficiency",
     "grouped_efficiency",
@@ -53,7 +55,7 @@ _LATEX: dict[sympy.Symbol, str] = {}
 
 @cache
 def _make(name: str, latex: str, positive: bool = True) -> sympy.Symbol:
-    # half sizes may be 0 (no size effect); every other hardware number is > 0
+    # fixed times may be 0 (none stated by a user); every other hardware number is > 0
     sym = (sympy.Symbol(name, positive=True) if positive
            else sympy.Symbol(name, nonnegative=True, real=True))
     _LATEX[sym] = latex
@@ -97,16 +99,32 @@ SCALING_FAMILIES = ("tensorwise", "rowwise", "blockwise", "mx", "nvfp4")
 _GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")  # devices.entry.GEMM_DTYPES
 
 
-def half_flops(dtype: str) -> sympy.Symbol:
-    """FLOPs at which a ``dtype`` GEMM reaches half its large-GEMM rate
-    (``F_half_fp8``): time = (F + F_half) / (P eta)."""
-    return _make(f"F_half_{dtype}", rf"F_{{1/2,\mathrm{{{dtype}}}}}", positive=False)
+def gemm_class(dtype: str, scaling: str | None = None, grouped: bool = False) -> str:
+    """The class of a GEMM for its fixed time: dtype, scaling family, grouped.
+
+    >>> gemm_class("bf16"), gemm_class("fp8", "rowwise"), gemm_class("fp4", "nvfp4", True)
+    ('bf16', 'fp8_rowwise', 'fp4_nvfp4_grouped')
+    """
+    name = dtype if scaling is None else f"{dtype}_{scaling}"
+    return f"{name}_grouped" if grouped else name
 
 
-def mem_half_bytes() -> sympy.Symbol:
-    """Bytes at which a kernel reaches half its achievable bandwidth
-    (``B_half``): time = (B + B_half) / (BW eta)."""
-    return _make("B_half", r"B_{1/2}", positive=False)
+# every GEMM class a hardware entry may give a fixed time for
+GEMM_CLASSES = tuple(gemm_class(d, f, g) for g in (False, True)
+                     for d, f in (("bf16", None), ("fp16", None),
+                                  *(("fp8", f) for f in ("tensorwise", "rowwise", "blockwise",
+                                                         "mx")),
+                                  ("fp4", "mx"), ("fp4", "nvfp4")))
+
+
+def gemm_fixed_time(cls: str) -> sympy.Symbol:
+    """The fixed time of a GEMM of class ``cls`` (``gemm_class``), seconds
+    (``t0_fp8_rowwise``): a GEMM's compute time is t0 + F / rate, Hockney's
+    form with the start-up in seconds, so a faster dtype gets no shorter one."""
+    if cls not in GEMM_CLASSES:
+        raise ValueError(f"unknown GEMM class {cls!r}; known: {', '.join(GEMM_CLASSES)}")
+    label = cls.replace("_", ",")
+    return _make(f"t0_{cls}", rf"t_{{0,\mathrm{{{label}}}}}", positive=False)
 
 
 def kernel_efficiency(kind: str) -> sympy.Symbol:
@@ -115,6 +133,14 @@ def kernel_efficiency(kind: str) -> sympy.Symbol:
     if kind not in KERNEL_KINDS:
         raise ValueError(f"unknown kernel kind {kind!r}; known: {', '.join(KERNEL_KINDS)}")
     return _make(f"eta_{kind}", rf"\eta_{{\mathrm{{{kind}}}}}")
+
+
+def kernel_fixed_time(kind: str) -> sympy.Symbol:
+    """The fixed time of a kernel of class ``kind``, seconds (``t0_cast``): its
+    memory time is t0 + B / (BW eta_kind)."""
+    if kind not in KERNEL_KINDS:
+        raise ValueError(f"unknown kernel kind {kind!r}; known: {', '.join(KERNEL_KINDS)}")
+    return _make(f"t0_{kind}", rf"t_{{0,\mathrm{{{kind}}}}}", positive=False)
 
 
 def scaling_efficiency(family: str) -> sympy.Symbol:
@@ -135,21 +161,22 @@ def grouped_efficiency(dtype: str) -> sympy.Symbol:
 def hardware_symbol(name: str) -> sympy.Symbol:
     """A hardware symbol by its name (``"BW"``, ``"P_fp8"``, ``"eta_mem"``, ...).
 
-    ``P_<dtype>``, ``eta_<dtype>`` and ``F_half_<dtype>`` exist for the GEMM
+    ``P_<dtype>`` and ``eta_<dtype>`` exist for the GEMM
     dtypes bf16, fp16, fp8, fp4; ``eta_<kind>`` for the ``KERNEL_KINDS``;
     ``kappa_<family>`` for the ``SCALING_FAMILIES``, ``kappa_grouped_<dtype>``.
 
     >>> hardware_symbol("P_fp8") is peak_flops("fp8")
     True
-    >>> hardware_symbol("eta_cast"), hardware_symbol("F_half_bf16")
-    (eta_cast, F_half_bf16)
+    >>> hardware_symbol("eta_cast"), hardware_symbol("t0_fp8_rowwise")
+    (eta_cast, t0_fp8_rowwise)
     """
-    makers = {"BW": mem_bw, "eta_mem": mem_efficiency, "t_launch": launch_overhead,
-              "B_half": mem_half_bytes}
+    makers = {"BW": mem_bw, "eta_mem": mem_efficiency, "t_launch": launch_overhead}
     if name in makers:
         return makers[name]()
-    if name.startswith("F_half_") and name[7:] in _GEMM_DTYPES:
-        return half_flops(name[7:])
+    if name.startswith("t0_") and name[3:] in GEMM_CLASSES:
+        return gemm_fixed_time(name[3:])
+    if name.startswith("t0_") and name[3:] in KERNEL_KINDS:
+        return kernel_fixed_time(name[3:])
     if name.startswith("kappa_grouped_") and name[14:] in _GEMM_DTYPES:
         return grouped_efficiency(name[14:])
     kind, _, rest = name.partition("_")
@@ -160,7 +187,8 @@ def hardware_symbol(name: str) -> sympy.Symbol:
     if kind == "kappa" and rest in SCALING_FAMILIES:
         return scaling_efficiency(rest)
     raise ValueError(f"unknown hardware symbol {name!r}; known: BW, eta_mem, t_launch, "
-                     f"B_half, P_<dtype>, eta_<dtype> and F_half_<dtype> for the GEMM dtypes "
+                     f"t0_<GEMM class> and t0_<kernel kind>, "
+                     f"P_<dtype> and eta_<dtype> for the GEMM dtypes "
                      f"{', '.join(_GEMM_DTYPES)}, eta_<kind> for the kernel kinds "
                      f"{', '.join(KERNEL_KINDS)}, kappa_<family> for "
                      f"{', '.join(SCALING_FAMILIES)}")
@@ -171,8 +199,8 @@ def is_hardware_symbol(sym: sympy.Basic) -> bool:
 
 
 def may_be_zero(name: str) -> bool:
-    """Whether the hardware number named ``name`` may be 0 (a half size)."""
-    return name == "B_half" or name.startswith("F_half_")
+    """Whether the hardware number named ``name`` may be 0 (a fixed time)."""
+    return name.startswith("t0_")
 
 
 def latex_name(sym: sympy.Symbol) -> str:

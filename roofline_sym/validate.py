@@ -251,10 +251,9 @@ RANGES: dict[str, Range] = {
     "seconds": Range(1e-7, 1e-3, "s", "a launch floor"),
     "bytes": Range(1e6, 1e13, "B", "a memory size"),
     "flops": Range(1.0, 1e18, "FLOP", "a FLOP count"),
-    # the size-dependent efficiency model: the work at which half the large-size
-    # rate is reached (0: no size effect), a scaled or grouped GEMM's rate factor
-    "half_flops": Range(1.0, 1e13, "FLOP", "a GEMM half size", zero=True),
-    "half_bytes": Range(1.0, 1e10, "B", "a kernel half size", zero=True),
+    # the size-dependent efficiency model: a GEMM's or kernel's fixed time (0: none),
+    # a scaled or grouped GEMM's rate factor
+    "fixed_time": Range(1e-7, 1e-3, "s", "a fixed time", zero=True),
     "rate_factor": Range(0.05, 1.5, "", "a rate factor"),
     # measured times of one kernel or GEMM, in a measurement file
     "time": Range(1e-8, 1e4, "s", "a measured time"),
@@ -268,8 +267,8 @@ FIELD_KINDS = {
     "launch_overhead": "seconds",
     "memory_bytes": "bytes",
     "l2_bytes": "bytes",
-    "gemm_half_flops": "half_flops",
-    "mem_half_bytes": "half_bytes",
+    "gemm_fixed_s": "fixed_time",
+    "kernel_fixed_s": "fixed_time",
     "kernel_efficiency": "fraction",
     "scaling_efficiency": "rate_factor",
     "grouped_efficiency": "rate_factor",
@@ -303,11 +302,11 @@ def field_kind(field: str) -> str | None:
 
 def symbol_kind(name: str) -> str | None:
     """The kind of a hardware symbol by name (``P_fp8``, ``eta_mem``, ``BW``...)."""
-    for prefix, kind in (("P_", "flop_rate"), ("eta_", "fraction"), ("F_half_", "half_flops"),
+    for prefix, kind in (("P_", "flop_rate"), ("eta_", "fraction"), ("t0_", "fixed_time"),
                          ("kappa_", "rate_factor")):
         if name.startswith(prefix):
             return kind
-    return {"BW": "byte_rate", "t_launch": "seconds", "B_half": "half_bytes"}.get(name)
+    return {"BW": "byte_rate", "t_launch": "seconds"}.get(name)
 
 
 def plausible(name: str) -> float:

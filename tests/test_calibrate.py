@@ -13,7 +13,7 @@ from roofline_sym.calibrate import Calibration, fit, hardware_values, synthesize
 from roofline_sym.devices import HardwareError
 
 TRUTH = {"eta_bf16": 0.78, "eta_fp8": 0.66, "eta_mem": 0.85, "t_launch": 3.0e-6}
-F0 = {"bf16": 4e9, "fp8": 7e9}
+T0 = {"bf16": 5e-6, "fp8": 4e-6}  # a fixed time per GEMM, seconds
 
 
 @pytest.fixture(scope="module")
@@ -42,11 +42,12 @@ def test_noise_free_measurements_are_recovered_to_the_rounding(default_grid):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_size_dependent_efficiency_is_recovered(default_grid, seed):
-    meas = synthesize("h200", default_grid, TRUTH, flops_half=F0, noise=0.02, seed=seed)
+    meas = synthesize("h200", default_grid, TRUTH, fixed_s=T0, noise=0.02, seed=seed)
     cal = fit(meas, "h200", size_dependent=True)
     assert all(abs(e) < 0.03 for e in _rel(cal, TRUTH).values()), cal.values
-    for d, f0 in F0.items():
-        assert cal.flops_half[d] == pytest.approx(f0, rel=0.10)
+    classes = {"bf16": "bf16", "fp8": "fp8_tensorwise"}
+    for d, t0 in T0.items():
+        assert cal.fixed_s[classes[d]] == pytest.approx(t0, rel=0.10)
     assert cal.size_dependent and cal.rms_log_error < 0.025
     # the plain fit cannot follow small GEMMs: its error is many times the noise
     assert fit(meas, "h200").rms_log_error > 5 * cal.rms_log_error
@@ -56,17 +57,18 @@ def test_size_dependent_fit_of_size_independent_data_finds_no_size_dependence(de
     cal = fit(synthesize("h200", default_grid, TRUTH, noise=0.02, seed=3), "h200",
               size_dependent=True)
     assert all(abs(e) < 0.03 for e in _rel(cal, TRUTH).values())
-    for d in F0:  # F0 / (P eta) is well under a microsecond
-        assert cal.flops_half[d] / (float(rs.hardware("h200").peak_flops[d]) * 0.7) < 0.3e-6
+    for t0 in cal.fixed_s.values():  # well under a microsecond per GEMM
+        assert t0 < 0.3e-6
 
 
 def test_size_dependent_efficiency_maps_onto_the_linear_model():
     cal = Calibration.of(rs.hardware("h200"))
-    half = {"bf16": 4e9, "fp8": 7e9}
-    # the flat component model plus half sizes: no per-class kernel efficiencies
-    hw = cal.hardware.replace(gemm_half_flops=half, kernel_efficiency={}, mem_half_bytes=None,
+    fixed = {"bf16": 5e-6, "fp8_tensorwise": 4e-6}
+    # the flat component model plus fixed times: no per-class kernel efficiencies
+    hw = cal.hardware.replace(gemm_fixed_s=fixed, kernel_efficiency={},
+                              kernel_fixed_s={k: 0 for k in rs.symbols.KERNEL_KINDS},
                               scaling_efficiency={})
-    cal = Calibration(hw, cal.base, cal.values, half)
+    cal = Calibration(hw, cal.base, cal.values, fixed)
     M, K, N = np.array([[512.0, 1024, 8192], [512, 4096, 8192], [512, 1024, 28672]])
     lowp = [f"gemm.fp8_tensorwise.{g}" for g in ms.GEMM_NAMES] + [
         c for c in ms.COMPONENTS if c.startswith("cast.tensorwise.")]
@@ -76,15 +78,16 @@ def test_size_dependent_efficiency_maps_onto_the_linear_model():
         out = 0
         for c in comps:
             d, f, b = ms.costs([c] * 3, M, K, N)
-            out = out + ms.model_times(d, f, b, cal.parameters(d, f))
+            out = out + ms.model_times(*cal.costs(d, f, b), cal.parameters())
         return out
 
     got = cal.evaluate(rs.linear("tensorwise"), M, K, N)["speedup"]
     np.testing.assert_allclose(got, total(base) / total(lowp), rtol=1e-12)
-    # eta(F) = eta_max F / (F + F0) is the constant-eta time plus F0 / (P eta_max)
+    # a compute-bound GEMM's time is the constant-eta time plus t0, by hand
     f = 2 * 512.0**3
-    assert f / (989.4e12 * cal.efficiency("bf16", f)) == pytest.approx(
-        (f + 4e9) / (989.4e12 * float(rs.hardware("h200").gemm_efficiency["bf16"])))
+    eta = float(rs.hardware("h200").gemm_efficiency["bf16"])
+    d, f_eff, b_eff = cal.costs(["bf16"], [f], [1.0])
+    assert f_eff[0] / (989.4e12 * eta) == pytest.approx(f / (989.4e12 * eta) + 5e-6)
     with pytest.raises(ValueError, match="unbound model"):
         cal.evaluate(rs.linear("tensorwise").on("h200"), 1, 1, 1)
 

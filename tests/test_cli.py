@@ -66,8 +66,8 @@ def test_hardware_file(capsys, tmp_path):
 def test_recipes(capsys):
     code, out, _ = run(capsys, "recipes", "--mode", "inference")
     assert code == 0 and out.split() == [
-        "tensorwise", "rowwise", "mxfp8", "mxfp4", "nvfp4", "nvfp4_static",
-        "nvfp4_no_global_scale", "blockwise"]
+        "tensorwise", "tensorwise_static", "rowwise", "mxfp8", "mxfp4", "nvfp4",
+        "nvfp4_static", "nvfp4_no_global_scale", "blockwise"]
 
 
 def test_eval_json(capsys):

@@ -14,7 +14,7 @@ from roofline_sym.fidelity import cli, composed_components, report, sample_path
 ROOT = Path(__file__).resolve().parents[1]
 # what the sample's header says it was generated with
 SAMPLE_TRUTH = {"eta_bf16": 0.78, "eta_fp8": 0.66, "eta_mem": 0.85, "t_launch": 3e-6}
-SAMPLE_F0 = {"bf16": 4e9, "fp8": 7e9}
+SAMPLE_T0 = {"bf16": 5e-6, "fp8": 5e-6}
 
 
 @pytest.fixture(scope="module")
@@ -40,12 +40,12 @@ def test_sample_is_labelled_synthetic_everywhere(sample):
 
 def test_sample_is_what_its_header_says(sample):
     regenerated = synthesize("h200", ms.default_grid(llama_tokens=(8192,)), SAMPLE_TRUTH,
-                             flops_half=SAMPLE_F0, noise=0.02, seed=7)
+                             fixed_s=SAMPLE_T0, noise=0.02, seed=7)
     assert [c.component for c in regenerated.cases] == [c.component for c in sample.cases]
     np.testing.assert_allclose(regenerated.time_s, sample.time_s, rtol=1e-6)
     header = " ".join(sample.comments)
     for text in ("eta_bf16=0.78", "eta_fp8=0.66", "eta_mem=0.85", "t_launch=3e-06",
-                 "bf16=4e+09", "fp8=7e+09", "sigma 0.02, seed 7", "llama_tokens=(8192,)"):
+                 "bf16=5e-06", "fp8=5e-06", "sigma 0.02, seed 7", "llama_tokens=(8192,)"):
         assert text in header
 
 
@@ -80,7 +80,7 @@ def test_calibration_improves_the_sample_and_size_dependence_fixes_small_shapes(
     goals = {(g["recipe"], g["band"]): g for g in sample_report.goals()}
     assert goals["tensorwise", "M, K, N in 1024..16384"]["passed"]
     assert goals["rowwise", "M, K, N in 1024..16384"]["passed"]
-    # the constant-efficiency model misses the 512 cube (its data has F0)
+    # the constant-efficiency model misses the 512 cube (its data has fixed times)
     assert not goals["tensorwise", "below 1024"]["passed"]
     extended = report(sample, hardware="h200", size_dependent=True)
     assert all(g["passed"] for g in extended.goals())
@@ -234,8 +234,8 @@ def test_cli_function(tmp_path):
               write_hardware=tmp_path / "cal.toml", plot=tmp_path / "cal.png", regimes=False)
     assert "wrote the calibrated hardware entry to" in out
     assert rs.load_hardware(tmp_path / "cal.toml").entries[0].name == "H200 SXM (calibrated)"
-    assert set(rs.load_hardware(tmp_path / "cal.toml").entries[0].gemm_half_flops) == {
-        "bf16", "fp8"}
+    assert set(rs.load_hardware(tmp_path / "cal.toml").entries[0].gemm_fixed_s) == {
+        "bf16", "fp8_tensorwise"}
     with pytest.raises(ValueError, match="needs a calibration"):
         cli(sample_path(), hardware="h200", calibrated=False, write_hardware=tmp_path / "x.toml")
 

@@ -121,12 +121,15 @@ def test_roofline(tmp_path):
     assert set(gemms) <= names
     assert {t.name for t in m.terms if ".cast." in t.name} <= names
     # compute-bound GEMMs sit under their roof by their size: 2MKN / time =
-    # peak x efficiency x F / (F + F_half)
+    # peak x efficiency x F / (F + t0 peak efficiency): the fixed time t0 at the rate
     (fp8,) = [ln for ln in ax.get_lines() if ln.get_gid() == "lowp.gemm.output"]
     hw = m.hardware
     flops = 2.0 * 4096 * 8192 * 8192
     roof = float(hw.peak_flops["fp8"] * hw.gemm_efficiency["fp8"]) / 1e12
-    size = flops / (flops + float(hw.gemm_half_flops.get("fp8", 0)))
+    # an MX GEMM runs at its family's factor of the fp8 rate, after its fixed time
+    rate = roof * 1e12 * float(hw.parameters[rs.symbols.scaling_efficiency("mx")])
+    t0 = float(hw.fixed_time("gemm_fixed_s", "fp8_mx"))
+    size = flops / (flops + t0 * rate) * rate / (roof * 1e12)
     assert fp8.get_ydata()[0] == pytest.approx(roof * size, rel=1e-9) and size < 1
     _check_text(fig)
     _check_files(fig, tmp_path, "roofline")
@@ -191,9 +194,9 @@ def test_regime_map(tmp_path):
     codes = np.asarray(mesh.get_array()).reshape(24, 24)
     # top right: large shapes, GEMMs compute-bound, casts bandwidth-bound
     assert cats[codes[-1, -1]] == ("compute", "memory")
-    # bottom left: the fp8 GEMMs at the launch floor, the casts below their
-    # half-bandwidth size (memory-bound at a fraction of the bandwidth)
-    assert cats[codes[0, 0]] == ("launch", "memory")
+    # bottom left: the fp8 GEMMs and the casts paying their fixed times, above
+    # the launch floor: the memory pieces (t0 + bytes / bandwidth) hold the time
+    assert cats[codes[0, 0]] == ("memory", "memory")
     assert len(_lines(ax, "breakeven")) == 1
     assert len(fig.legends[0].get_texts()) == len(cats) + 1
     _check_text(fig)

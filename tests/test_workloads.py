@@ -41,11 +41,16 @@ def test_surrounding_kernels_do_not_move_the_break_even(recipe):
 def test_gemm_workload_is_the_gemm_ratio():
     hw = rs.Hardware("Toy", peak_flops={"bf16": 1e15, "fp8": 2e15}, mem_bw=3e12,
                      gemm_efficiency={"bf16": 0.8, "fp8": 0.7}, mem_efficiency=0.9,
-                     launch_overhead=2e-6)
+                     launch_overhead=2e-6, gemm_fixed_s={"bf16": 4e-6, "fp8_tensorwise": 5e-6})
     m = rs.linear("tensorwise", workload="gemm").on(hw)
     assert not [t for t in m.terms if t.id.kind == "cast"]
-    # compute-bound 8192^3: (2 M K N / (1e15 * 0.8)) / (2 M K N / (2e15 * 0.7)) = 1.75
-    assert float(m.evaluate(8192, 8192, 8192)["speedup"]) == pytest.approx(1.75, rel=1e-12)
+    # compute-bound 8192^3, each GEMM its fixed time plus its FLOPs at the rate:
+    # (4e-6 + 2 x 8192^3 / 0.8e15) / (5e-6 + 2 x 8192^3 / 1.4e15)
+    f = 2 * 8192.0**3
+    want = (4e-6 + f / 0.8e15) / (5e-6 + f / 1.4e15)
+    assert float(m.evaluate(8192, 8192, 8192)["speedup"]) == pytest.approx(want, rel=1e-12)
+    # and at a tiny shape, the ratio of the fixed times (both above the launch floor)
+    assert float(m.evaluate(16, 16, 16)["speedup"]) == pytest.approx(0.8, rel=1e-3)
 
 
 def test_quant_both_casts_the_stored_weight_too():
@@ -82,9 +87,10 @@ def test_presets_without_workload_kernels_only_take_the_fusion():
 
 
 def test_size_dependent_pieces_reduce_to_the_flat_ones_without_sizes():
-    # no half sizes, every class at eta_mem, no scaling factor: the flat model
+    # no fixed times, every class at eta_mem, no scaling factor: the flat model
     flat = rs.linear("mxfp8_cublas", efficiency="flat").on("b200")
-    hw = rs.hardware("b200").replace(gemm_half_flops={}, mem_half_bytes=None,
+    hw = rs.hardware("b200").replace(gemm_fixed_s={c: 0 for c in ("bf16", "fp8_mx")},
+                                      kernel_fixed_s={k: 0 for k in S.KERNEL_KINDS},
                                       kernel_efficiency={}, scaling_efficiency={})
     sized = rs.linear("mxfp8_cublas").on(hw)
     for a, b in zip(flat.terms, sized.terms):

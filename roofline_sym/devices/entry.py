@@ -27,6 +27,7 @@ __all__ = [
     "HardwareError",
     "UnknownHardwareError",
     "MissingHardwareValueError",
+    "fixed_time_prior",
     "PEAK_DTYPES",
     "GEMM_DTYPES",
     "BLOCK_SCALINGS",
@@ -43,15 +44,16 @@ BLOCK_SCALINGS = ("mx", "nvfp4")
 
 # Physical ranges of every number: validate.RANGES, by the field's kind
 # (validate.FIELD_KINDS).  The size-dependent efficiency tables and their keys: a
-# half size is the work at which half the asymptotic rate is reached (0: none); a
-# scaling factor compares a scaled GEMM with its dtype's plain rate.
+# fixed time (seconds) per GEMM class and per kernel class, paid before the work
+# runs at its asymptotic rate; a scaling factor compares a scaled GEMM with its
+# dtype's plain rate.
 _MODEL_TABLES = {
-    "gemm_half_flops": GEMM_DTYPES,
+    "gemm_fixed_s": S.GEMM_CLASSES,
+    "kernel_fixed_s": S.KERNEL_KINDS,
     "kernel_efficiency": S.KERNEL_KINDS,
     "scaling_efficiency": S.SCALING_FAMILIES,
     "grouped_efficiency": GEMM_DTYPES,
 }
-HALF_BYTES_MAX = RANGES["half_bytes"].high
 
 
 class HardwareError(ValueError):
@@ -157,8 +159,8 @@ class Hardware:
     memory_bytes: sympy.Rational | None = None
     l2_bytes: sympy.Rational | None = None
     # the size-dependent efficiency model (preset "default"); see docs/model.md
-    gemm_half_flops: Mapping[str, sympy.Rational] = field(default_factory=dict)
-    mem_half_bytes: sympy.Rational | None = None
+    gemm_fixed_s: Mapping[str, sympy.Rational] = field(default_factory=dict)
+    kernel_fixed_s: Mapping[str, sympy.Rational] = field(default_factory=dict)
     kernel_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
     scaling_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
     grouped_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
@@ -179,7 +181,7 @@ class Hardware:
             for name in ("gemm_efficiency", *_MODEL_TABLES):
                 set_(name, _mapping(getattr(self, name), name))
             for name in ("mem_bw", "mem_efficiency", "launch_overhead",
-                         "memory_bytes", "l2_bytes", "mem_half_bytes"):
+                         "memory_bytes", "l2_bytes"):
                 value = getattr(self, name)
                 set_(name, None if value is None else _exact(value, name))
             set_("aliases", _strings(self.aliases, "aliases"))
@@ -229,14 +231,14 @@ class Hardware:
                 yield name, problem
 
     def _model_problems(self) -> Iterator[tuple[str, str]]:
-        """The size-dependent efficiency tables: known keys, a peak for each half size."""
+        """The size-dependent efficiency tables: known keys, a peak for each GEMM class."""
         for table, keys in _MODEL_TABLES.items():
             for key in getattr(self, table):
                 name = f"{table}.{key}"
                 if key not in keys:
                     yield name, f"unknown key; known: {', '.join(keys)}"
-                elif table == "gemm_half_flops" and key not in self.peak_flops:
-                    yield name, f"there is no {key} peak to apply it to"
+                elif table == "gemm_fixed_s" and key.split("_")[0] not in self.peak_flops:
+                    yield name, f"there is no {key.split('_')[0]} peak for this GEMM class"
 
     # -- identity -----------------------------------------------------------
     def _key(self) -> tuple[str, str, tuple[tuple[sympy.Symbol, sympy.Rational], ...],
@@ -276,10 +278,10 @@ class Hardware:
             out[S.mem_efficiency()] = self.mem_efficiency
         if self.launch_overhead is not None:
             out[S.launch_overhead()] = self.launch_overhead
-        for dtype, value in self.gemm_half_flops.items():
-            out[S.half_flops(dtype)] = value
-        if self.mem_half_bytes is not None:
-            out[S.mem_half_bytes()] = self.mem_half_bytes
+        for cls, value in self.gemm_fixed_s.items():
+            out[S.gemm_fixed_time(cls)] = value
+        for kind, value in self.kernel_fixed_s.items():
+            out[S.kernel_fixed_time(kind)] = value
         for kind, value in self.kernel_efficiency.items():
             out[S.kernel_efficiency(kind)] = value
         for family, value in self.scaling_efficiency.items():
@@ -290,24 +292,46 @@ class Hardware:
 
     def defaulted(self) -> dict[sympy.Symbol, sympy.Rational]:
         """The values the size-dependent model takes where this entry says
-        nothing: no half sizes (0), every kernel class at ``mem_efficiency``,
-        every scaling family at its dtype's rate (1).
+        nothing: each fixed time its ``fixed_time_prior`` (at the root, the
+        launch floor), every kernel class at ``mem_efficiency``, every scaling
+        family at its dtype's rate (1).
 
-        >>> hw = Hardware("Toy", peak_flops={"bf16": 1e15}, mem_bw=2e12, mem_efficiency=0.9)
+        >>> hw = Hardware("Toy", peak_flops={"bf16": 1e15, "fp8": 2e15}, mem_bw=2e12,
+        ...               mem_efficiency=0.9, launch_overhead=2e-6, gemm_fixed_s={"bf16": 5e-6})
         >>> d = hw.defaulted()
-        >>> d[S.kernel_efficiency("cast")], d[S.half_flops("bf16")], d[S.mem_half_bytes()]
-        (9/10, 0, 0)
+        >>> d[S.kernel_efficiency("cast")], d[S.gemm_fixed_time("fp8_rowwise")]
+        (9/10, 1/200000)
+        >>> d[S.kernel_fixed_time("transpose")]
+        1/500000
         """
-        out: dict[sympy.Symbol, sympy.Rational] = {S.mem_half_bytes(): sympy.Integer(0)}
-        out.update({S.half_flops(d): sympy.Integer(0) for d in self.peak_flops
-                    if d in GEMM_DTYPES})
+        out: dict[sympy.Symbol, sympy.Rational] = {}
         out.update({S.scaling_efficiency(f): sympy.Integer(1) for f in S.SCALING_FAMILIES})
         out.update({S.grouped_efficiency(d): sympy.Integer(1) for d in self.peak_flops
                     if d in GEMM_DTYPES})
         if self.mem_efficiency is not None:
             out.update({S.kernel_efficiency(k): self.mem_efficiency for k in S.KERNEL_KINDS})
+        for table, keys, symbol in (("gemm_fixed_s", S.GEMM_CLASSES, S.gemm_fixed_time),
+                                    ("kernel_fixed_s", S.KERNEL_KINDS, S.kernel_fixed_time)):
+            for key in keys:
+                if table == "gemm_fixed_s" and key.split("_")[0] not in self.peak_flops:
+                    continue
+                value = self.fixed_time(table, key)
+                if value is not None:
+                    out[symbol(key)] = value
         out.update(self.stated)
         return out
+
+    def fixed_time(self, table: str, key: str) -> sympy.Rational | None:
+        """The fixed time of GEMM class or kernel class ``key`` (``table``:
+        ``gemm_fixed_s`` or ``kernel_fixed_s``): stated, else its prior's
+        (``fixed_time_prior``), else the launch floor."""
+        values = getattr(self, table)
+        at: str | None = key
+        while at is not None:
+            if at in values:
+                return sympy.Rational(values[at])
+            at = fixed_time_prior(at)
+        return self.launch_overhead
 
     def supports(self, dtype: str) -> bool:
         """Whether the hardware has a dense GEMM peak for ``dtype``."""
@@ -383,11 +407,11 @@ class Hardware:
     def with_values(self, values: Mapping[Any, Any], source: str | None = None,
                     **changes: Any) -> "Hardware":
         """A copy with the numbers behind hardware symbols changed (``{"eta_fp8":
-        0.8, "B_half": 3e7}``, names or symbols), each citing ``source`` (else
+        0.8, "t0_bf16": 4e-6}``, names or symbols), each citing ``source`` (else
         ``Hardware.replace``'s override note); ``changes``: other fields to set.
 
         >>> hw = Hardware("Toy", peak_flops={"bf16": 1e15}, mem_bw=2e12, mem_efficiency=0.9)
-        >>> new = hw.with_values({"eta_cast": 0.5, "F_half_bf16": 1e9}, source="fitted")
+        >>> new = hw.with_values({"eta_cast": 0.5, "t0_bf16": 4e-6}, source="fitted")
         >>> new.kernel_efficiency["cast"], new.sources["kernel_efficiency"]
         (1/2, 'fitted')
         """
@@ -463,12 +487,14 @@ class Hardware:
             row("memory", f"{float(self.memory_bytes) / 1e9:g} GB", "memory_bytes")
         if self.l2_bytes is not None:
             row("L2 cache", f"{float(self.l2_bytes) / 1e6:g} MB", "l2_bytes")
-        if self.gemm_half_flops:
-            row("GEMM half size", ", ".join(f"{d} {float(v) / 1e9:g} GFLOP"
-                                           for d, v in self.gemm_half_flops.items()),
-                "gemm_half_flops")
-        if self.mem_half_bytes is not None:
-            row("kernel half size", f"{float(self.mem_half_bytes) / 1e6:g} MB", "mem_half_bytes")
+        if self.gemm_fixed_s:
+            row("GEMM fixed time", ", ".join(f"{c} {float(v) * 1e6:.3g} us"
+                                            for c, v in self.gemm_fixed_s.items()),
+                "gemm_fixed_s")
+        if self.kernel_fixed_s:
+            row("kernel fixed time", ", ".join(f"{k} {float(v) * 1e6:.3g} us"
+                                              for k, v in self.kernel_fixed_s.items()),
+                "kernel_fixed_s")
         if self.kernel_efficiency:
             row("kernel efficiency", ", ".join(f"{k} {float(v):.3g}"
                                               for k, v in self.kernel_efficiency.items()),
@@ -483,6 +509,27 @@ class Hardware:
                 "grouped_efficiency")
         lines.extend(f"  note: {n}" for n in self.notes)
         return escape("\n".join(lines))
+
+
+def fixed_time_prior(key: str) -> str | None:
+    """The class whose fixed time a GEMM or kernel class inherits when no
+    measurement pins its own: a low-precision or fp16 GEMM the bf16 GEMM's of
+    the same structure (the same GPU's launch, prologue and epilogue: a faster
+    dtype gets no shorter one), the grouped bf16 GEMM the dense one's, a
+    kernel class the contiguous cast's; None at the root (``bf16``, ``cast``:
+    then the launch floor).
+
+    >>> fixed_time_prior("fp8_rowwise_grouped"), fixed_time_prior("fp8_rowwise")
+    ('bf16_grouped', 'bf16')
+    >>> fixed_time_prior("bf16_grouped"), fixed_time_prior("transpose"), fixed_time_prior("bf16")
+    ('bf16', 'cast', None)
+    """
+    if key in S.KERNEL_KINDS:
+        return None if key == "cast" else "cast"
+    grouped = key.endswith("_grouped")
+    if key in ("bf16", "bf16_grouped"):
+        return "bf16" if grouped else None
+    return "bf16_grouped" if grouped else "bf16"
 
 
 def _numbers(hw: Hardware) -> Iterator[tuple[str, sympy.Rational]]:
@@ -506,8 +553,8 @@ _FIELD_OF = {
     "t_launch": "launch_overhead",
     **{f"P_{d}": f"peak_flops.{d}" for d in GEMM_DTYPES},
     **{f"eta_{d}": f"gemm_efficiency.{d}" for d in GEMM_DTYPES},
-    **{f"F_half_{d}": f"gemm_half_flops.{d}" for d in GEMM_DTYPES},
-    "B_half": "mem_half_bytes",
+    **{f"t0_{c}": f"gemm_fixed_s.{c}" for c in S.GEMM_CLASSES},
+    **{f"t0_{k}": f"kernel_fixed_s.{k}" for k in S.KERNEL_KINDS},
     **{f"eta_{k}": f"kernel_efficiency.{k}" for k in S.KERNEL_KINDS},
     **{f"kappa_{f}": f"scaling_efficiency.{f}" for f in S.SCALING_FAMILIES},
     **{f"kappa_grouped_{d}": f"grouped_efficiency.{d}" for d in GEMM_DTYPES},
@@ -517,5 +564,5 @@ _FIELD_OF = {
 OVERRIDE_SOURCE = "user override (Hardware.replace)"
 # The fields that cite a source (the numbers and block_scaling), in file order.
 SOURCED = ("peak_flops", "gemm_efficiency", "mem_bw", "mem_efficiency", "launch_overhead",
-           "block_scaling", "memory_bytes", "l2_bytes", "gemm_half_flops", "mem_half_bytes",
+           "block_scaling", "memory_bytes", "l2_bytes", "gemm_fixed_s", "kernel_fixed_s",
            "kernel_efficiency", "scaling_efficiency", "grouped_efficiency")

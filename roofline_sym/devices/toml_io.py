@@ -47,8 +47,8 @@ TOML_FIELDS = {
     "block_scaling": "block_scaling",
     "memory_bytes": "memory_bytes",
     "l2_bytes": "l2_bytes",
-    "gemm_half_flops": "gemm_half_flops",
-    "mem_half_bytes": "mem_half_bytes",
+    "gemm_fixed_s": "gemm_fixed_s",
+    "kernel_fixed_s": "kernel_fixed_s",
     "kernel_efficiency": "kernel_efficiency",
     "scaling_efficiency": "scaling_efficiency",
     "grouped_efficiency": "grouped_efficiency",
@@ -112,7 +112,7 @@ def parse(data: dict[str, Any], origin: str, dataset_name: str | None = None) ->
         for required in ("peak_flops_per_s", "mem_bw_bytes_per_s"):
             if required not in raw:
                 raise fail(f"entry {label}, field {show(required)}: required")
-        for table in ("peak_flops_per_s", "gemm_efficiency", "gemm_half_flops",
+        for table in ("peak_flops_per_s", "gemm_efficiency", "gemm_fixed_s", "kernel_fixed_s",
                       "kernel_efficiency", "scaling_efficiency", "grouped_efficiency"):
             if table in raw and not isinstance(raw[table], dict):
                 raise fail(f"entry {label}, field {show(table)}: expected a table such as "

@@ -9,15 +9,13 @@ its term ``Max(F / (P_d eta_d), B / (BW eta_mem), t_launch)``, with a small
 Levenberg-Marquardt on log-parameters (numpy only).  ``Calibration.to_toml``
 writes the result as a hardware file that ``load_hardware`` reads.
 
-Optional extension, ``size_dependent=True``: a GEMM efficiency that
-saturates with FLOPs, ``eta_d(F) = eta_max_d * F / (F + F0_d)``.  Its time
-``(F + F0_d) / (P_d eta_max_d)`` is the constant-efficiency time plus a fixed
-``F0_d / (P_d eta_max_d)`` per GEMM (tile set-up, wave quantisation): what
-makes small GEMMs slower than the roofline (torchao: about 2x below 1024).
-The hardware entry keeps ``eta_max_d`` (the large-GEMM limit) and records
-``F0_d`` in its notes; ``Calibration.evaluate`` applies ``eta_d(F)``, which
-maps onto the model exactly because every GEMM of a linear layer has
-``F = 2 M K N``.
+Optional extension, ``size_dependent=True``: a fixed time per GEMM in
+seconds, ``t0_d``, the same number and form as the default model's
+(``t0 + F / (P_d eta_d)``: launch, prologue, epilogue, wave quantisation):
+what makes small GEMMs slower than the roofline (torchao: about 2x below
+1024).  The hardware entry keeps ``eta_d`` (the large-GEMM limit) and
+``gemm_fixed_s`` (the dtype's GEMM class); ``Calibration.evaluate`` binds
+it to a default-preset model, which prices GEMMs the same way.
 
 >>> from roofline_sym.measure import grid
 >>> truth = {"eta_bf16": 0.75, "eta_fp8": 0.62, "eta_mem": 0.85, "t_launch": 3e-6}
@@ -42,6 +40,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .. import symbols as S
 from ..devices import Hardware, hardware as lookup_hardware, load_hardware
 from ..devices.toml_io import (TOML_FIELDS, cited_sources, hardware_toml, toml_fields,
                                 write_hardware)
@@ -64,7 +63,7 @@ def hardware_values(hw: Hardware) -> dict[str, float]:
     """``{symbol name: float}`` of a hardware entry (``P_fp8``, ``eta_mem``...).
 
     >>> hardware_values(lookup_hardware("h200"))["eta_fp8"]
-    0.8589
+    0.679
     """
     return {str(k): float(v) for k, v in hw.stated.items()}
 
@@ -73,9 +72,9 @@ def hardware_values(hw: Hardware) -> dict[str, float]:
 class Calibration:
     """A fitted hardware entry and how it was fitted.
 
-    ``hardware``: the calibrated ``Hardware`` (``eta_max`` for a size-dependent
-    fit); ``values``: the fitted numbers by symbol name; ``flops_half``:
-    ``F0_d`` per dtype of a size-dependent fit (empty otherwise);
+    ``hardware``: the calibrated ``Hardware``; ``values``: the fitted numbers
+    by symbol name; ``fixed_s``: the fixed time per GEMM of each dtype
+    (seconds) of a size-dependent fit, ``t0_d`` (empty otherwise);
     ``rms_log_error``: the fit's root-mean-square ``log(pred / measured)``;
     ``source``: the measurement file fitted to (``fit``) or the hardware file
     read back (``load``); ``meas_sources``: the ``[sources]`` citation keys
@@ -86,7 +85,7 @@ class Calibration:
     hardware: Hardware
     base: Hardware
     values: Mapping[str, float]
-    flops_half: Mapping[str, float] = field(default_factory=dict)
+    fixed_s: Mapping[str, float] = field(default_factory=dict)
     source: str = ""
     rows: int = 0
     rms_log_error: float = math.nan
@@ -111,7 +110,8 @@ class Calibration:
         toml_sources = {TOML_FIELDS[k]: v for k, v in (entry_sources or {}).items()
                         if k in TOML_FIELDS}
         return cls(hw, base or hw, values,
-                   {d: float(v) for d, v in hw.gemm_half_flops.items() if v},
+                   {d: float(v) for d, v in hw.gemm_fixed_s.items()
+                    if v and d in _FIXED_CLASS.values()},
                    source=os.fspath(source), meas_sources=dict(sources or {}),
                    toml_sources=toml_sources)
 
@@ -129,34 +129,39 @@ class Calibration:
 
     @property
     def size_dependent(self) -> bool:
-        return bool(self.flops_half)
+        return bool(self.fixed_s)
 
-    def efficiency(self, dtype: str, flops: Any) -> np.ndarray:
-        """``eta_d(F)``: the constant efficiency, or ``eta_max F / (F + F0)``.
+    def parameters(self) -> dict[str, Any]:
+        """Hardware values by symbol name."""
+        return hardware_values(self.hardware)
+
+    def costs(self, dtype: Any, flops: Any, nbytes: Any) -> tuple[np.ndarray, np.ndarray,
+                                                                  np.ndarray]:
+        """Per-row ``(dtype, flops, bytes)`` priced as this calibration prices
+        them: a GEMM's fixed time ``t0`` counted as the work it is worth at
+        the GEMM's rates (``t0 P eta`` FLOPs, ``t0 BW eta_mem`` bytes), so the
+        flat roofline of ``model_times`` gives ``t0 + Max(F / (P eta), B /
+        (BW eta_mem))``, the default model's form.
 
         >>> cal = Calibration.of(lookup_hardware("h200"))
-        >>> float(cal.efficiency("fp8", 1e12))
-        0.8589
+        >>> d, f, b = cal.costs(["bf16", ""], [1e9, 0.0], [1e6, 1e6])
+        >>> bool(f[0] > 1e9 and b[0] > 1e6), float(b[1])
+        (True, 1000000.0)
         """
-        eta = float(self.hardware.gemm_efficiency[dtype])
-        f0 = self.flops_half.get(dtype, 0.0)
-        flops = np.asarray(flops, dtype=np.float64)
-        return eta * flops / (flops + f0) if f0 else np.full(flops.shape, eta)
-
-    def parameters(self, dtype: Any = None, flops: Any = None) -> dict[str, Any]:
-        """Hardware values by symbol name; with per-row ``dtype`` and ``flops``
-        the GEMM efficiencies become per-row arrays (a size-dependent fit)."""
-        values: dict[str, Any] = hardware_values(self.hardware)
-        if self.flops_half and flops is not None:
-            flops = np.asarray(flops, dtype=np.float64)
-            for d in self.flops_half:
-                values[f"eta_{d}"] = self.efficiency(d, np.where(flops > 0, flops, 1.0))
-        return values
+        d = np.asarray(dtype, dtype=object)
+        f = np.array(flops, dtype=np.float64, copy=True)
+        b = np.array(nbytes, dtype=np.float64, copy=True)
+        v = self.parameters()
+        for x in set(d.tolist()) - {""}:
+            t0 = float(self.hardware.fixed_time("gemm_fixed_s", _FIXED_CLASS.get(x, x)) or 0)
+            rows = (d == x) & (f > 0)
+            f[rows] += t0 * v[f"P_{x}"] * v[f"eta_{x}"]
+            b[rows] += t0 * v["BW"] * v["eta_mem"]
+        return d, f, b
 
     def predict(self, measurements: Measurements) -> np.ndarray:
         """The calibrated model's time of each row."""
-        d, f, b = measurements.costs
-        return model_times(d, f, b, self.parameters(d, f))
+        return model_times(*self.costs(*measurements.costs), self.parameters())
 
     def evaluate(self, model: Linear, M: Any, K: Any, N: Any) -> dict[str, np.ndarray]:
         """``model.evaluate`` with this calibration (``model``: an unbound ``Linear``).
@@ -170,10 +175,10 @@ class Calibration:
         """
         if model.hardware is not None:
             raise ValueError("Calibration.evaluate needs an unbound model (no .on(hw))")
-        if self.flops_half and model.options.efficiency != "size":
-            raise ValueError("a size-dependent calibration prices GEMMs with their half "
-                             "sizes: evaluate a model with efficiency='size'")
-        # the size-dependent model's (F + F_half) / (P eta) is eta_max F / (F + F_half)
+        if self.fixed_s and model.options.efficiency != "size":
+            raise ValueError("a size-dependent calibration prices GEMMs with their fixed "
+                             "times: evaluate a model with efficiency='size'")
+        # the size-dependent model's t0 + F / (P eta) is the fit's own form
         return model.on(self.hardware).evaluate(M, K, N)
 
     # -- the hardware file -----------------------------------------------------------
@@ -235,16 +240,22 @@ def _sig(value: float, digits: int = _DIGITS) -> float:
     return float(f"{value:.{digits}g}")
 
 
+# the GEMM class a measured dtype's fixed time is written for (the harness times
+# bf16 GEMMs and torch._scaled_mm with one scale per tensor)
+_FIXED_CLASS = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8_tensorwise", "fp4": "fp4_nvfp4"}
+
+
 # -- the fit ------------------------------------------------------------------------------
 class _Problem:
     """Residuals ``log(model) - log(measured)`` and their Jacobian in the
-    log-parameters ``x`` (``eta_<d>``, ``eta_mem``, ``t_launch``, ``F0_<d>``).
+    log-parameters ``x`` (``eta_<d>``, ``eta_mem``, ``t_launch``, ``t0_<d>``).
 
     Each row is priced by the model's own roofline (``roofline_piece_times``)
-    with the fitted values, a size-dependent GEMM pricing ``F + F0`` FLOPs.
-    A row's time is its largest piece, so its gradient is that piece's: -1 in
-    the efficiency of a rate (compute, memory), +1 in the launch floor, and
-    ``F0 / (F + F0)`` in ``log F0``."""
+    with the fitted values, a size-dependent GEMM taking ``t0 + F / (P eta)``
+    (priced as ``F + t0 P eta`` FLOPs).  A row's time is its largest piece, so
+    its gradient is that piece's: -1 in the efficiency of memory, +1 in the
+    launch floor, and for a GEMM -F / (F + F0) in ``log eta`` and
+    F0 / (F + F0) in ``log t0`` (F0 = t0 P eta)."""
 
     def __init__(self, dtype: np.ndarray, flops: np.ndarray, nbytes: np.ndarray,
                  times: np.ndarray, peaks: Mapping[str, float], bw: float,
@@ -256,21 +267,33 @@ class _Problem:
         self.peaks, self.bw = peaks, bw
         self.masks: dict[str, np.ndarray] = {d: dtype == d for d in set(dtype.tolist()) - {""}}
 
+    def _b0(self, x: np.ndarray, d: str) -> float:
+        """The bytes the fixed time ``t0_<d>`` is worth at the fitted bandwidth."""
+        if f"t0_{d}" not in self.index:
+            return 0.0
+        return (math.exp(x[self.index[f"t0_{d}"]]) * self.bw
+                * math.exp(x[self.index["eta_mem"]]))
+
     def _f0(self, x: np.ndarray, d: str) -> float:
-        return math.exp(x[self.index[f"F0_{d}"]]) if f"F0_{d}" in self.index else 0.0
+        """The FLOPs the fixed time ``t0_<d>`` is worth at the fitted rate."""
+        if f"t0_{d}" not in self.index:
+            return 0.0
+        return (math.exp(x[self.index[f"t0_{d}"]]) * self.peaks[d]
+                * math.exp(x[self.index[f"eta_{d}"]]))
 
     def pieces(self, x: np.ndarray) -> np.ndarray:
         """``log`` of each row's roofline pieces at ``x`` (``-inf``: no such piece)."""
         values = {"BW": self.bw, "eta_mem": math.exp(x[self.index["eta_mem"]]),
                   "t_launch": math.exp(x[self.index["t_launch"]])}
-        flops = self.flops.copy()
+        flops, nbytes = self.flops.copy(), self.nbytes.copy()
         for d, mask in self.masks.items():
             values[f"P_{d}"] = self.peaks[d]
             values[f"eta_{d}"] = math.exp(x[self.index[f"eta_{d}"]])
             flops[mask] += self._f0(x, d)
+            nbytes[mask] += self._b0(x, d)
         with np.errstate(divide="ignore"):
             logs: np.ndarray = np.log(np.maximum(
-                roofline_piece_times(self.dtype, flops, self.nbytes, values), 0.0))
+                roofline_piece_times(self.dtype, flops, nbytes, values), 0.0))
         return logs
 
     def __call__(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -280,11 +303,17 @@ class _Problem:
         J = np.zeros((r.size, x.size))
         for d, mask in self.masks.items():
             rows = mask & (active == 0)
-            J[rows, self.index[f"eta_{d}"]] = -1.0
-            if f"F0_{d}" in self.index:
-                f0 = self._f0(x, d)
-                J[rows, self.index[f"F0_{d}"]] = f0 / (self.flops[rows] + f0)
+            f0 = self._f0(x, d)
+            J[rows, self.index[f"eta_{d}"]] = -self.flops[rows] / (self.flops[rows] + f0)
+            if f"t0_{d}" in self.index:
+                J[rows, self.index[f"t0_{d}"]] = f0 / (self.flops[rows] + f0)
         J[active == 1, self.index["eta_mem"]] = -1.0
+        for d, mask in self.masks.items():  # a GEMM's fixed time in its memory piece too
+            if f"t0_{d}" in self.index:
+                rows = mask & (active == 1)
+                b0 = self._b0(x, d)
+                J[rows, self.index["eta_mem"]] = -self.nbytes[rows] / (self.nbytes[rows] + b0)
+                J[rows, self.index[f"t0_{d}"]] = b0 / (self.nbytes[rows] + b0)
         J[active == 2, self.index["t_launch"]] = 1.0
         return r, J, active
 
@@ -344,7 +373,8 @@ def _initial(problem: _Problem, dtype: np.ndarray, flops: np.ndarray, nbytes: np
 def fit(measurements: Measurements | str | os.PathLike[str], base: Hardware | str | None = None, *,
         size_dependent: bool = False, name: str | None = None) -> Calibration:
     """Fit ``eta_<dtype>``, ``eta_mem`` and ``t_launch`` (and with
-    ``size_dependent``, ``F0_<dtype>``) to a measurement file.
+    ``size_dependent``, the fixed time per GEMM ``t0_<dtype>``, seconds) to a
+    measurement file.
 
     ``base``: the entry whose peaks and bandwidth are used and whose other
     fields are kept (a name, a ``Hardware``, or None for the file's GPU).
@@ -365,11 +395,11 @@ def fit(measurements: Measurements | str | os.PathLike[str], base: Hardware | st
     bw = float(base.mem_bw)
     names = [f"eta_{d}" for d in dtypes] + ["eta_mem", "t_launch"]
     if size_dependent:
-        names += [f"F0_{d}" for d in dtypes]
+        names += [f"t0_{d}" for d in dtypes]
     problem = _Problem(dtype, flops, nbytes, times, peaks, bw, names)
     start = _initial(problem, dtype, flops, nbytes, times, peaks, bw, base)
     for d in dtypes:  # a fixed cost of ~1 us per GEMM to start from
-        start[f"F0_{d}"] = peaks[d] * start[f"eta_{d}"] * 1e-6
+        start[f"t0_{d}"] = 1e-6
     x = np.log([start[n] for n in names])
     free = np.ones(len(names), dtype=bool)
     notes: list[str] = []
@@ -388,10 +418,10 @@ def fit(measurements: Measurements | str | os.PathLike[str], base: Hardware | st
     _, _, active = problem(x)
     fitted = {n: _sig(math.exp(v)) for n, v in zip(names, x)}
     for d in dtypes:
-        # below a microsecond's millionth per GEMM, F0 is the fit running off
+        # below a microsecond's millionth per GEMM, t0 is the fit running off
         # towards zero: no size dependence in these times
-        if f"F0_{d}" in fitted and fitted[f"F0_{d}"] < peaks[d] * 1e-12:
-            fitted[f"F0_{d}"] = 0.0
+        if f"t0_{d}" in fitted and fitted[f"t0_{d}"] < 1e-12:
+            fitted[f"t0_{d}"] = 0.0
     counts = _regime_counts(names, dtype, active)
     for n in ("eta_mem", "t_launch", *(f"eta_{d}" for d in dtypes)):
         if counts[n] == 0:
@@ -419,8 +449,9 @@ def _regime_counts(names: Sequence[str], dtype: np.ndarray, active: np.ndarray
 def _fitted_calibration(meas: Measurements, base: Hardware, fitted: dict[str, float],
                         dtypes: Sequence[str], counts: Mapping[str, int], notes: list[str],
                         rms: float, name: str | None) -> Calibration:
-    values = {k: v for k, v in fitted.items() if not k.startswith("F0_")}
-    flops_half = {k[3:]: _sig(v, 3) for k, v in fitted.items() if k.startswith("F0_")}
+    values = {k: v for k, v in fitted.items() if not k.startswith("t0_")}
+    fixed_s = {_FIXED_CLASS[k[3:]]: _sig(v, 3) for k, v in fitted.items()
+               if k.startswith("t0_")}
     file_name = Path(meas.source).name if meas.source else "measurements"
     digest = ""
     if meas.source and Path(meas.source).is_file():
@@ -448,15 +479,19 @@ def _fitted_calibration(meas: Measurements, base: Hardware, fitted: dict[str, fl
     hw_sources["launch_overhead"] = f"MEAS; over {counts['t_launch']} launch-bound rows"
     # the component fit prices kernels at one memory efficiency and GEMMs by
     # their dtype alone: the entry drops the base's per-class efficiencies
-    half = {}
-    if flops_half:
-        half.update(flops_half)
-        hw_sources["gemm_half_flops"] = "MEAS; " + ", ".join(
-            f"{d} a fixed {_fixed_us(v, base, values, d):.2g} us per GEMM"
-            for d, v in flops_half.items())
+    # the component fit prices kernels at Max(bytes / (BW eta_mem), t_launch): no
+    # fixed time of their own; GEMMs have one only in a size-dependent fit
+    classes = [c for c in S.GEMM_CLASSES if c.split("_")[0] in base.peak_flops]
+    gemm_fixed = {c: 0.0 for c in classes} if not fixed_s else dict(fixed_s)
+    hw_sources["kernel_fixed_s"] = "MEAS; the component fit prices kernels without one (0)"
+    hw_sources["gemm_fixed_s"] = "MEAS; " + (", ".join(
+        f"{c} a fixed {v * 1e6:.2g} us per GEMM" for c, v in fixed_s.items())
+        + "; the other classes inherit their priors" if fixed_s else
+        "a fit without size dependence: no fixed time (0)")
+    if fixed_s:
         notes = notes + [
-            "Size-dependent GEMM efficiency eta_d(F) = eta_max_d * F / (F + F_half_d), "
-            "F = 2 M K N: gemm_efficiency holds eta_max_d, gemm_half_flops F_half_d"]
+            "Size-dependent GEMM time t0_d + F / (P_d eta_d), F = 2 M K N: "
+            "gemm_efficiency holds eta_d, gemm_fixed_s t0_d"]
     notes = [f"Fitted to {file_name}: {len(meas)} rows, rms log error {rms:.3f}.", *notes]
     efficiency = dict(base.gemm_efficiency)
     efficiency.update({d: values[f"eta_{d}"] for d in dtypes})
@@ -465,18 +500,14 @@ def _fitted_calibration(meas: Measurements, base: Hardware, fitted: dict[str, fl
         hw = base.replace(
             name=name or f"{base.name} (calibrated)", aliases=aliases, gemm_efficiency=efficiency,
             mem_efficiency=values["eta_mem"], launch_overhead=values["t_launch"],
-            gemm_half_flops=half, kernel_efficiency={}, mem_half_bytes=None,
+            gemm_fixed_s=gemm_fixed, kernel_efficiency={},
+            kernel_fixed_s={k: 0.0 for k in S.KERNEL_KINDS},
             scaling_efficiency={}, sources=hw_sources, notes=tuple(notes), dataset="calibrated")
     except ValueError as exc:
         raise ValueError(f"{meas.source}: the fitted values are not a valid hardware entry: "
                          f"{exc}") from None
-    return Calibration(hw, base, values, flops_half, meas.source, len(meas), rms, tuple(notes),
+    return Calibration(hw, base, values, fixed_s, meas.source, len(meas), rms, tuple(notes),
                        sources)
-
-
-def _fixed_us(f0: float, base: Hardware, values: Mapping[str, float], dtype: str) -> float:
-    """F0 / (P eta_max) in microseconds: the fixed time per GEMM F0 stands for."""
-    return f0 / (float(base.peak_flops[dtype]) * values[f"eta_{dtype}"]) * 1e6
 
 
 def resolve_hardware(hw: Hardware | str | None, meas: Measurements | None = None) -> Hardware:
@@ -498,15 +529,15 @@ def resolve_hardware(hw: Hardware | str | None, meas: Measurements | None = None
 # -- synthetic measurements ------------------------------------------------------------------
 def synthesize(hardware: Hardware | str, cases: Any = None,
                truth: Mapping[str, float] | None = None, *,
-               flops_half: Mapping[str, float] | None = None, noise: float = 0.02,
+               fixed_s: Mapping[str, float] | None = None, noise: float = 0.02,
                seed: int = 0, comments: Sequence[str] = ()) -> Measurements:
     """Measurements generated by the model: SYNTHETIC, for tests and the sample file.
 
     Runs the harness loop (``measure.run``) with a fake timer that returns the
     model's time of each op times lognormal noise (``sigma = noise``; one draw
     per op).  ``truth``: hardware values by symbol name replacing the entry's
-    (``eta_fp8=...``); ``flops_half``: ``F0`` per dtype for a size-dependent
-    efficiency.  The result says it is synthetic in its comments and gpu column;
+    (``eta_fp8=...``); ``fixed_s``: a fixed time per GEMM per dtype (seconds)
+    for a size-dependent GEMM time ``t0 + F / (P eta)``.  The result says it is synthetic in its comments and gpu column;
     ``comments`` are added to them (say how to regenerate it).
 
     >>> m = synthesize("h100", grid("quick"), noise=0.0)
@@ -520,16 +551,18 @@ def synthesize(hardware: Hardware | str, cases: Any = None,
         raise ValueError(f"unknown hardware value(s) {sorted(unknown)}; {hw.name} has "
                          f"{sorted(values)}")
     values.update(truth or {})
-    flops_half = dict(flops_half or {})
+    fixed_s = dict(fixed_s or {})
     rng = np.random.default_rng(seed)
 
     def timer(case: Case, warmup: int, repeats: int) -> list[float]:  # the op is the case
-        vals = dict(values)
-        for d, f0 in flops_half.items():
-            vals[f"eta_{d}"] = values[f"eta_{d}"] * case.flops / (case.flops + f0) \
-                if case.flops else values[f"eta_{d}"]
-        t = model_times(np.array([case.dtype], dtype=object), np.array([case.flops]),
-                        np.array([case.bytes]), vals)[0]
+        flops, nbytes = float(case.flops), float(case.bytes)
+        t0 = fixed_s.get(case.dtype, 0.0) if flops else 0.0
+        # t0 + Max(F / (P eta), B / (BW eta_mem)): the fixed time as work at the rates
+        if t0:
+            flops += t0 * values[f"P_{case.dtype}"] * values[f"eta_{case.dtype}"]
+            nbytes += t0 * values["BW"] * values["eta_mem"]
+        t = model_times(np.array([case.dtype], dtype=object), np.array([flops]),
+                        np.array([nbytes]), values)[0]
         return [float(t * math.exp(noise * rng.standard_normal()))] * repeats
 
     cases = grid("default") if cases is None else list(cases)
@@ -542,8 +575,8 @@ def synthesize(hardware: Hardware | str, cases: Any = None,
         "SYNTHETIC: generated by roofline_sym.calibrate.synthesize from the cost model; "
         "NOT measured on a GPU",
         f"model: {hw.name} ({hw.dataset} dataset) peaks and bandwidth, with {described}"
-        + (", flops_half " + ", ".join(f"{d}={v:g}" for d, v in flops_half.items())
-           if flops_half else ""),
+        + (", fixed_s " + ", ".join(f"{d}={v:g}" for d, v in fixed_s.items())
+           if fixed_s else ""),
         f"noise: lognormal, sigma {noise:g}, seed {seed}",
         *comments,
     ]

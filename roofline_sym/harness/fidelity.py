@@ -21,7 +21,7 @@ calibration (a dataset entry) and after (fitted to the same file, or given).
 (True, 0.6)
 >>> row = rep.stats("speedup.fp8_tensorwise")
 >>> round(row["before_median"], 3), round(row["after_median"], 3)
-(0.134, 0.0)
+(0.655, 0.0)
 """
 
 from __future__ import annotations
@@ -45,33 +45,66 @@ from .speedup_report import heldout
 from .speedup_report import report as published_report
 from .speedup_tables import SpeedupTable, published
 from .speedup_tables import read as read_speedups
+from .cross_validation import leave_one_source_out
+from .intervals import band, row_class
+from .speedups import _gpu, unbound_row_model
 from .speedups import predict as _predict_table
 from .components import CAST_RECIPES, COMPONENTS, GEMM_NAMES, model_times
 from .measurements import Measurements, read_csv
 
 __all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components",
            "predict_speedups", "published", "published_report", "heldout", "SpeedupTable",
-           "read_speedups"]
+           "read_speedups", "leave_one_source_out"]
 
 
 def predict_speedups(path_or_table: Any, preset: str = "default", *,
-                     unsupported: str = "raise") -> np.ndarray:
+                     unsupported: str = "raise", interval: float | None = None
+                     ) -> Any:
     """One predicted speedup per row of a speedup table, in row order.
 
     ``path_or_table``: a CSV file in the schema of the published measurements
     (``source_id, gpu, recipe, mode, workload, M, K, N, measured_speedup,
-    notes``; ``measured_speedup`` may be blank or absent and is never read),
-    or rows in memory (see ``speedup_tables.read``).  GPU and recipe names as
-    the sources write them (``mxfp8_cublas`` in inference is ``mxfp8``).  An
-    unknown GPU, recipe or workload is an error naming the row;
-    ``unsupported="nan"`` leaves whole-model rows NaN instead of raising.
+    implementation, notes``; ``measured_speedup`` may be blank or absent and
+    is never read), or rows in memory (see ``speedup_tables.read``).  GPU and
+    recipe names as the sources write them (``mxfp8_cublas`` in inference is
+    ``mxfp8``).  An unknown GPU, recipe, workload or implementation is an
+    error naming the row; ``unsupported="nan"`` leaves whole-model rows NaN
+    instead of raising.
+
+    ``interval`` (a probability such as 0.8, default model only): returns a
+    mapping with ``speedup``, ``low`` and ``high`` arrays, the band from the
+    leave-one-source-out residuals of the row's class (``intervals``): wider
+    for a layer than a GEMM, for a GPU or implementation no measurement
+    calibrated.
 
     >>> rows = [{"gpu": "b200", "recipe": "mxfp8_cublas", "mode": "inference",
     ...          "workload": "relu-linear", "M": 8192, "K": 8192, "N": 8192}]
-    >>> predict_speedups(rows).round(2)
-    array([1.75])
+    >>> p = predict_speedups(rows, interval=0.8)
+    >>> bool(p["low"][0] < p["speedup"][0] < p["high"][0])
+    True
     """
-    return _predict_table(path_or_table, preset, unsupported=unsupported)
+    if interval is not None:
+        band([], interval)  # a probability in (0, 1), before any work
+        if preset != "default":
+            raise ValueError("prediction intervals come from the default model's "
+                             "cross-validation: use preset='default'")
+    speedup = _predict_table(path_or_table, preset, unsupported=unsupported)
+    if interval is None:
+        return speedup
+    table = read_speedups(path_or_table)
+    classes, known = [], []
+    for i in range(len(table)):
+        if not np.isfinite(speedup[i]):
+            continue
+        classes.append(row_class(_gpu(str(table.gpu[i]), "default"), str(table.workload[i]),
+                                 str(table.implementation[i]),
+                                 unbound_row_model(table, i).recipe.family("output")))
+        known.append(i)
+    low, high = np.full(len(table), np.nan), np.full(len(table), np.nan)
+    lo, hi = band(classes, interval)
+    low[known], high[known] = speedup[known] * lo, speedup[known] * hi
+    return {"speedup": speedup, "low": low, "high": high}
+
 
 # The fidelity goal for a real run (issue 7), on composed speedups after
 # calibration: (label, smallest of M, K, N from, smallest below, largest at
@@ -181,8 +214,8 @@ class Report:
                 scale, unit = (1e6, " us") if k == "t_launch" else (1.0, "")
                 was = f"{before[k] * scale:10.4g}" if k in before else f"{'-':>10}"
                 lines.append(f"  {k:<10} {was} -> {v * scale:.4g}{unit}")
-            for d, f0 in cal.flops_half.items():
-                lines.append(f"  F0_{d:<7} {'':>10}    {f0:.3g} FLOP (size-dependent efficiency)")
+            for c, t0 in cal.fixed_s.items():
+                lines.append(f"  t0_{c:<7} {'':>10}    {t0 * 1e6:.3g} us (fixed time per GEMM)")
         lines += [f"note: {n}" for n in self.notes]
         width = max([len(s["name"]) for s in self.summary()] + [20]) + 2
         lines += ["", "relative error |predicted - measured| / measured: median / max",
@@ -336,7 +369,8 @@ def _predict(meas: Measurements, hw_or_cal: Hardware | Calibration
     """(time, regime) per row."""
     d, f, b = meas.costs
     if isinstance(hw_or_cal, Calibration):
-        values: Mapping[str, Any] = hw_or_cal.parameters(d, f)
+        d, f, b = hw_or_cal.costs(d, f, b)
+        values: Mapping[str, Any] = hw_or_cal.parameters()
     else:
         values = hardware_values(hw_or_cal)
     needed = {f"eta_{x}" for x in set(d.tolist()) - {""}} | {"eta_mem", "t_launch"}

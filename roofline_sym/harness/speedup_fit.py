@@ -2,8 +2,10 @@
 
 A speedup is a ratio of two times, so it pins the hardware numbers only
 relative to each other: fit the few the data can tell apart (the fp8 GEMM
-rate against a fixed bf16 one, a kernel class's bandwidth, the half sizes)
-and keep the rest at their sources.  The residual is
+rate against a fixed bf16 one, a kernel class's bandwidth, the fixed times)
+and keep the rest at their sources.  GEMM kernel rows (absolute times of
+one GEMM) join the same objective, so that a layer table cannot move a GEMM
+rate or fixed time that GEMM-only data contradict.  The residual is
 ``log(predicted / measured)``; the fit is bounded least squares
 (``scipy.optimize.least_squares``, the ``fit`` extra) in the logarithms of
 the free numbers, each within its physical range.  The fitted entry cites,
@@ -12,29 +14,48 @@ for every number it changed, the rows it was fitted to.
 >>> from roofline_sym.harness.speedup_tables import published
 >>> t = published()
 >>> rows = t.select((t.source_id == "ao-infer-b200-r5"))
->>> fit = fit_speedups(rows, "b200", ["eta_fp8", "F_half_fp8"])  # doctest: +SKIP
+>>> fit = fit_speedups(rows, "b200", ["eta_fp8", "t0_fp8_mx"])  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Sequence
 
 import numpy as np
+import sympy
 
 from .. import symbols as S
 from ..devices import Hardware, hardware
-from ..devices.entry import HALF_BYTES_MAX
+from ..devices import implementations as impls
+from ..devices.entry import fixed_time_prior
+from ..model.formats import element
+from ..model.gemm import Gemm
 from ..model.linear import Linear
+from ..model.term import Work, roofline_pieces
+from .kernel_tables import GemmRows
 from .speedup_tables import SpeedupTable, read
 from .speedups import predictable, unbound_row_model
 
-__all__ = ["SpeedupFit", "fit_speedups", "errors", "BOUNDS"]
+__all__ = ["SpeedupFit", "FittedNumber", "fit_speedups", "gemm_times", "errors", "BOUNDS",
+           "implementation_values"]
 
-# physical range of each kind of free number (the hardware entry's own ranges)
-BOUNDS = {"eta": (0.01, 1.0), "kappa": (0.05, 1.5), "F_half": (1.0, 1e13),
-          "B_half": (1.0, HALF_BYTES_MAX), "t_launch": (1e-7, 1e-4)}
+# physical range of each kind of free number (the hardware entry's own ranges);
+# "rate.<impl>.<family>" / "fixed.<impl>.<family>": an implementation profile's
+BOUNDS = {"eta": (0.01, 1.0), "kappa": (0.05, 1.5), "t0_": (1e-7, 1e-4),
+          "t_launch": (1e-7, 1e-4), "rate.": (0.05, 1.5), "fixed.": (1e-7, 1e-4)}
+# how much one kernel row weighs against one speedup row: a GEMM-only time pins its
+# class's rate and fixed time directly, so a layer table cannot move them freely
+KERNEL_WEIGHT = 2.0
+# a robust loss: a source that disagrees with the rest (another kernel version, a
+# power-capped GPU) pulls the numbers less than squares would let it; residuals
+# are log errors, F_SCALE where the loss turns from quadratic to linear
+LOSS, F_SCALE = "soft_l1", 0.1
+# a free number whose column of the Jacobian is below this (in log units per log
+# unit) is pinned by no row: it keeps its prior and is not fitted
+PIN_THRESHOLD = 1e-3
 
 
 def _bounds(name: str) -> tuple[float, float]:
@@ -42,73 +63,212 @@ def _bounds(name: str) -> tuple[float, float]:
         if name.startswith(prefix):
             return bounds
     raise ValueError(f"{name!r} cannot be fitted to speedups: fit efficiencies (eta_*), "
-                     "scaling factors (kappa_*), half sizes (F_half_*, B_half) or t_launch")
+                     "scaling factors (kappa_*), fixed times (t0_*), t_launch or "
+                     "implementation profiles (rate.<impl>.<family>, fixed.<impl>.<family>)")
 
 
 def _typical(name: str, values: dict[str, float]) -> float:
-    """A starting point for a number the entry leaves at 0: a half size worth
-    a few microseconds of its GEMM or kernel."""
-    if name.startswith("F_half_"):
-        d = name[len("F_half_"):]
-        return 5e-6 * values[f"P_{d}"] * values.get(f"eta_{d}", 0.7)
-    if name == "B_half":
-        return 5e-6 * values["BW"] * values.get("eta_mem", 0.9)
+    """A starting point for a number the entry leaves unset."""
+    if name.startswith(("t0_", "fixed.")):
+        return 4e-6
     return 1.0
 
 
 @dataclass(frozen=True, eq=False)
+class FittedNumber:
+    """One fitted number: its ``value``, a 95% confidence interval from the
+    fit's Jacobian (``low``, ``high``) and the rows that pin it (``pinned_by``:
+    ``{source_id: rows}``); ``fitted`` False: no row pins it, kept at ``value``
+    (its prior)."""
+
+    name: str
+    value: float
+    low: float
+    high: float
+    pinned_by: dict[str, int]
+    fitted: bool = True
+
+
+@dataclass(frozen=True, eq=False)
 class SpeedupFit:
-    """A hardware entry fitted to speedup rows: ``hardware`` (the fitted
-    entry), ``values`` (the fitted numbers by symbol name), ``rows`` (the
-    table fitted to), ``predicted`` (its fitted speedups), ``rms_log_error``."""
+    """A hardware entry fitted jointly to speedup rows and GEMM kernel rows:
+    ``hardware`` (the fitted entry), ``values`` (the numbers the rows pinned,
+    by name, implementation profiles as ``rate.<impl>.<family>``), ``numbers`` (each
+    free number,
+    with its interval and pinning rows), ``rows`` / ``kernels`` (what was
+    fitted), ``predicted`` (fitted speedups), ``rms_log_error`` (speedup rows)."""
 
     hardware: Hardware
     values: dict[str, float]
     rows: SpeedupTable
     predicted: np.ndarray
     rms_log_error: float
+    numbers: tuple[FittedNumber, ...] = ()
+    kernels: GemmRows | None = None
+    kernel_rms_log_error: float = math.nan
 
     def summary(self) -> str:
-        return (f"{self.hardware.name}: fitted {', '.join(f'{k}={v:.4g}' for k, v in self.values.items())} "
-                f"to {len(self.rows)} rows (rms log error {self.rms_log_error:.3f})")
+        """Every number: value, 95% interval, the rows that pin it (or that none does)."""
+        n_k = 0 if self.kernels is None else len(self.kernels)
+        lines = [f"{self.hardware.name}: {len(self.rows)} speedup rows (rms log error "
+                 f"{self.rms_log_error:.3f}) and {n_k} GEMM kernel rows"
+                 + (f" (rms log error {self.kernel_rms_log_error:.3f})" if n_k else "")]
+        for x in self.numbers or tuple(FittedNumber(k, v, v, v, {}) for k, v in
+                                       self.values.items()):
+            if not x.fitted:
+                lines.append(f"  {x.name:<26} {x.value:<10.4g} not pinned by any row: "
+                             "kept at its prior")
+                continue
+            pins = ", ".join(f"{s} ({n})" for s, n in sorted(x.pinned_by.items()))
+            lines.append(f"  {x.name:<26} {x.value:<10.4g} [{x.low:.4g}, {x.high:.4g}]  "
+                         f"pinned by {pins or '-'}")
+        return "\n".join(lines)
+
+    def profiles(self) -> dict[tuple[str, str], dict[str, float]]:
+        """Fitted implementation profiles: ``{(impl, family): {"rate": ..., "fixed_s": ...}}``."""
+        out: dict[tuple[str, str], dict[str, float]] = {}
+        for name, value in self.values.items():
+            if name.startswith(("rate.", "fixed.")):
+                what, impl, family = name.split(".")
+                out.setdefault((impl, family), {})["rate" if what == "rate" else "fixed_s"] = value
+        return out
 
 
-def _groups(table: SpeedupTable, preset: str) -> list[tuple[Linear, np.ndarray]]:
-    """Rows grouped by unbound model: (model, row indices)."""
-    groups: dict[int, tuple[Linear, list[int]]] = {}
+@dataclass(frozen=True, eq=False)
+class _Group:
+    """Rows of one unbound model and implementation, with what evaluating them needs."""
+
+    model: Linear
+    implementation: str
+    rows: np.ndarray
+    needed: frozenset[str]  # the model's hardware symbol names
+    M: np.ndarray
+    K: np.ndarray
+    N: np.ndarray
+
+
+def _groups(table: SpeedupTable, preset: str) -> list[_Group]:
+    """Rows grouped by unbound model and implementation."""
+    groups: dict[tuple[int, str], tuple[Linear, str, list[int]]] = {}
     for i in range(len(table)):
         model = unbound_row_model(table, i, preset)
-        groups.setdefault(id(model), (model, []))[1].append(i)
-    return [(m, np.array(rows)) for m, rows in groups.values()]
+        impl = str(table.implementation[i])
+        groups.setdefault((id(model), impl), (model, impl, []))[2].append(i)
+    out = []
+    for model, impl, rows in groups.values():
+        idx = np.array(rows)
+        out.append(_Group(model, impl, idx,
+                          frozenset(str(s) for s in model.free_hardware_symbols),
+                          table.M[idx], table.K[idx], table.N[idx]))
+    return out
 
 
-def _evaluate(groups: list[tuple[Linear, np.ndarray]], table: SpeedupTable,
-              values: dict[str, float]) -> np.ndarray:
-    out = np.empty(len(table))
-    for model, rows in groups:
-        needed = {str(s) for s in model.free_hardware_symbols}
+def implementation_values(values: dict[str, float], implementation: str,
+                          hw: Hardware, shipped: bool = True) -> dict[str, float]:
+    """``values`` (hardware numbers by symbol name, trial profile numbers
+    ``rate.<impl>.<family>`` / ``fixed.<impl>.<family>`` among them) as
+    ``implementation`` sees them: profile rates times the family factors,
+    profile fixed times for the family's GEMM classes; where ``values`` has
+    none, the shipped profiles (``shipped``) or none (a fit's prior)."""
+    if implementation == "torch":
+        return values
+    out = dict(values)
+    for family in S.SCALING_FAMILIES:
+        known = impls.profile(implementation, hw, family) if shipped else None
+        rate = values.get(f"rate.{implementation}.{family}", known.rate if known else 1.0)
+        fixed = values.get(f"fixed.{implementation}.{family}",
+                           known.fixed_s if known else None)
+        # within a rate factor's range whatever a trial combines
+        out[f"kappa_{family}"] = min(max(values[f"kappa_{family}"] * rate, 0.05), 1.5)
+        if fixed is not None:
+            for cls in S.GEMM_CLASSES:
+                if f"_{family}" in cls and f"t0_{cls}" in values:
+                    out[f"t0_{cls}"] = fixed
+    return out
+
+
+def _evaluate(groups: list[_Group], table: SpeedupTable,
+              values: dict[str, float], hw: Hardware, shipped: bool = True) -> np.ndarray:
+    """The predicted speedup of every row at hardware ``values``."""
+    out: np.ndarray = _evaluate_batch(groups, len(table), [values], hw, shipped)[0]
+    return out
+
+
+def _evaluate_batch(groups: list[_Group], n: int, trials: Sequence[dict[str, float]],
+                    hw: Hardware, shipped: bool = True) -> np.ndarray:
+    """``(len(trials), n)``: every row's speedup at each trial's values, one
+    ``evaluate`` per group (the trials on a leading axis: many GPUs at once)."""
+    out = np.empty((len(trials), n))
+    for g in groups:
+        seen = [implementation_values(t, g.implementation, hw, shipped) for t in trials]
         # symbol names, never evaluate's own keywords (outputs, dtype)
-        hw: dict[str, Any] = {k: v for k, v in values.items() if k in needed}
-        out[rows] = model.evaluate(table.M[rows], table.K[rows], table.N[rows], **hw)["speedup"]
+        kw: dict[str, Any] = {k: np.array([v[k] for v in seen])[:, None] for k in g.needed}
+        out[:, g.rows] = g.model.evaluate(g.M[None, :], g.K[None, :], g.N[None, :],
+                                          outputs=("speedup",), **kw)["speedup"]
+    return out
+
+
+@cache
+def _gemm_fn(dtype: str, family: str | None, grouped: bool) -> tuple[list[str], Any]:
+    """The default model's time of one GEMM of a class, lambdified in
+    (M, K, N, hardware numbers by name)."""
+    operand = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8_e4m3", "fp4": "fp4_e2m1"}[dtype]
+    g = Gemm("output", S.M, S.K, S.N, operand=element(operand))
+    pieces = roofline_pieces(Work(g.flops, g.dtype, g.bytes, scaling=family, grouped=grouped),
+                             efficiency="size")
+    expr = sympy.Max(*(e for _, e in pieces))
+    params = sorted({str(x) for x in expr.free_symbols} - {"M", "K", "N"})
+    return params, sympy.lambdify([S.M, S.K, S.N, *map(S.hardware_symbol, params)], expr,
+                                  modules="numpy")
+
+
+def gemm_times(kernels: GemmRows, values: dict[str, float], hw: Hardware,
+               shipped: bool = True) -> np.ndarray:
+    """The default model's time of each GEMM kernel row at hardware ``values``."""
+    out: np.ndarray = _gemm_times_batch(kernels, [values], hw, shipped)[0]
+    return out
+
+
+def _gemm_times_batch(kernels: GemmRows, trials: Sequence[dict[str, float]], hw: Hardware,
+                      shipped: bool = True) -> np.ndarray:
+    out = np.empty((len(trials), len(kernels)))
+    keys = list(zip(kernels.dtype, kernels.family, kernels.grouped, kernels.implementation))
+    for key in dict.fromkeys(keys):
+        rows = np.array([i for i, k in enumerate(keys) if k == key])
+        dtype, family, grouped, impl = key
+        seen = [implementation_values(t, str(impl), hw, shipped) for t in trials]
+        params, fn = _gemm_fn(str(dtype), family, bool(grouped))
+        out[:, rows] = fn(kernels.M[rows][None, :], kernels.K[rows][None, :],
+                          kernels.N[rows][None, :],
+                          *(np.array([v[p] for v in seen])[:, None] for p in params))
     return out
 
 
 def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
-                 source: str | None = None, preset: str = "default") -> SpeedupFit:
-    """Fit the hardware numbers named in ``free`` (symbol names such as
-    ``eta_fp8``, ``F_half_bf16``, ``eta_transpose``, ``B_half``) of ``base``
-    so that the ``preset``'s model predicts the measured speedups of
-    ``table`` (every row on this GPU, single-shape workloads, measured).
+                 kernels: GemmRows | None = None, source: str | None = None,
+                 preset: str = "default", shipped_profiles: bool = True) -> SpeedupFit:
+    """Fit the numbers named in ``free`` (hardware symbol names such as
+    ``eta_fp8``, ``t0_bf16``, ``eta_transpose``, and implementation profiles
+    ``rate.<impl>.<family>`` / ``fixed.<impl>.<family>``) of ``base`` so that
+    the ``preset``'s model predicts the measured speedups of ``table`` and
+    the times of the GEMM ``kernels`` rows, in one objective (log errors; a
+    kernel row weighs ``KERNEL_WEIGHT``).
 
-    ``source``: how the fitted numbers cite the data (default: the rows'
-    source ids and count).
+    A free number no row moves (``PIN_THRESHOLD``) keeps its prior and is
+    reported as not fitted; a fixed time that is not fitted follows its
+    ``fixed_time_prior`` through the fit.  The physical limits (``LIMITS``)
+    are part of the objective: a low-precision GEMM rate at most 1.15x what
+    the peaks allow over bf16, a fixed time at least bf16's / 1.1.
+    ``source``: how the fitted numbers cite the data; ``shipped_profiles``:
+    whether implementation profiles not among ``free`` come from the shipped
+    data (False: a fit from priors, as ``calibrations.fit`` runs).
     """
     try:
         from scipy.optimize import least_squares
     except ImportError:  # pragma: no cover - scipy is in the fit and test extras
         raise ImportError("fit_speedups needs scipy: pip install 'roofline-sym[fit]'") from None
     table = read(table)
-    if len(table) == 0:
+    if len(table) == 0 and (kernels is None or len(kernels) == 0):
         raise ValueError("no rows to fit")
     if not predictable(table).all() or np.isnan(table.measured).any():
         raise ValueError("fit to single-shape rows with a measured speedup only")
@@ -118,26 +278,179 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
     base_hw = base if isinstance(base, Hardware) else hardware(base)
     groups = _groups(table, preset)
     values = {str(k): float(v) for k, v in base_hw.parameters.items()}
-    bounds = np.log(np.array([_bounds(n) for n in free])).T
-    start = [min(max(values.get(n) or _typical(n, values), math.exp(lo) * 1.01),
-                 math.exp(hi) * 0.99) for n, (lo, hi) in zip(free, bounds.T)]
+    for name in free:
+        _bounds(name)  # a name that cannot be fitted is refused before any work
+        if not name.startswith(("rate.", "fixed.")) and name not in values:
+            S.hardware_symbol(name)  # an unknown name: its own error
+    n_k = 0 if kernels is None else len(kernels)
     measured = np.log(table.measured)
+    measured_k = np.log(kernels.seconds) if kernels is not None and n_k else np.empty(0)
 
-    def residuals(x: np.ndarray) -> np.ndarray:
-        trial = dict(values, **{n: math.exp(v) for n, v in zip(free, x)})
-        r: np.ndarray = np.log(_evaluate(groups, table, trial)) - measured
-        return r
+    independent: set[str] = {str(x) for x in values} - _inherited(base_hw, free, free)
 
-    result = least_squares(residuals, np.log(start), bounds=bounds, x_scale=1.0,
-                           diff_step=1e-6)
-    fitted = {n: float(f"{math.exp(v):.4g}") for n, v in zip(free, result.x)}
-    sources = sorted(set(str(s) for s in table.source_id))
-    cite = source or (f"fitted to {len(table)} measured speedups ({', '.join(sources)}) by "
+    def full(trials: Sequence[dict[str, float]]) -> np.ndarray:
+        """``(len(trials), rows + limits)``: weighted log errors, then the limit penalties."""
+        trials = [_chained(t, independent) for t in trials]
+        r = np.log(_evaluate_batch(groups, len(table), trials, base_hw, shipped_profiles)) \
+            - measured
+        if n_k and kernels is not None:
+            rk = KERNEL_WEIGHT * (np.log(_gemm_times_batch(kernels, trials, base_hw,
+                                                           shipped_profiles)) - measured_k)
+            r = np.concatenate([r, rk], axis=1)
+        limits = np.array([_limit_penalties(t, base_hw, free) for t in trials])
+        return np.concatenate([r, limits.reshape(len(trials), -1)], axis=1)
+
+    def start_of(name: str) -> float:
+        lo, hi = _bounds(name)
+        v = (values.get(name) or (_prior_profile(name, base_hw) if shipped_profiles else None)
+             or _prior_fixed(name, values) or _typical(name, values))
+        return min(max(v, lo * 1.01), hi * 0.99)
+
+    # which free numbers any row moves: a numeric Jacobian at the start (the
+    # limit penalties are not rows)
+    x0 = {n: start_of(n) for n in free}
+    n_rows = len(table) + n_k
+    probe = full([{**values, **x0}] + [{**values, **x0, n: x0[n] * math.exp(1e-3)}
+                                       for n in free])[:, :n_rows]
+    moved = np.max(np.abs(probe[1:] - probe[0]), axis=1, initial=0) / 1e-3
+    pinned = [n for n, m in zip(free, moved) if m > PIN_THRESHOLD]
+    independent = {str(x) for x in values} - _inherited(base_hw, free, pinned)
+    # an implementation number no row pins is not part of the model at all: the
+    # implementation runs as torch does there
+    kept = {n: x0[n] for n in free if n not in pinned and not n.startswith(("rate.", "fixed."))}
+    fitted: dict[str, float] = {}
+    numbers: list[FittedNumber] = []
+    if pinned:
+        bounds = np.log(np.array([_bounds(n) for n in pinned])).T
+        step = 1e-6
+
+        def trial(x: np.ndarray) -> dict[str, float]:
+            return {**values, **kept, **{n: math.exp(v) for n, v in zip(pinned, x)}}
+
+        def residuals(x: np.ndarray) -> np.ndarray:
+            out: np.ndarray = full([trial(x)])[0]
+            return out
+
+        def jacobian(x: np.ndarray) -> np.ndarray:
+            # forward differences, every column in one batched evaluation
+            xs = [x] + [x + step * np.eye(len(x))[j] for j in range(len(x))]
+            r = full([trial(v) for v in xs])
+            out: np.ndarray = ((r[1:] - r[0]) / step).T
+            return out
+
+        result = least_squares(residuals, np.log([x0[n] for n in pinned]), jac=jacobian,
+                               bounds=bounds, x_scale=1.0, loss=LOSS, f_scale=F_SCALE,
+                               xtol=1e-10, ftol=1e-10)
+        fitted = {n: float(f"{math.exp(v):.4g}") for n, v in zip(pinned, result.x)}
+        numbers = _intervals(pinned, result, table, kernels, fitted, n_rows)
+    for n in free:
+        if n not in fitted:
+            numbers.append(FittedNumber(n, x0[n], x0[n], x0[n], {}, fitted=False))
+    sources = sorted(set(str(s) for s in table.source_id)
+                     | set(str(s) for s in (kernels.source_id if kernels is not None else ())))
+    cite = source or (f"fitted jointly to {len(table)} measured speedups and {n_k} GEMM "
+                      f"kernel rows ({', '.join(sources)}) by "
                       "roofline_sym.calibrate.fit_speedups")
-    hw = base_hw.with_values(fitted, source=cite)
-    predicted = _evaluate(groups, table, dict(values, **fitted))
-    rms = float(np.sqrt(np.mean((np.log(predicted) - measured) ** 2)))
-    return SpeedupFit(hw, fitted, table, predicted, rms)
+    hw_values = {k: v for k, v in fitted.items() if not k.startswith(("rate.", "fixed."))}
+    hw = base_hw.with_values(hw_values, source=cite) if hw_values else base_hw
+    final = _chained({**values, **kept, **fitted}, independent)
+    predicted = _evaluate(groups, table, final, base_hw, shipped_profiles)
+    rms = float(np.sqrt(np.mean((np.log(predicted) - measured) ** 2))) if len(table) else math.nan
+    rms_k = math.nan
+    if n_k and kernels is not None:
+        rms_k = float(np.sqrt(np.mean((np.log(gemm_times(kernels, final, base_hw,
+                                                         shipped_profiles))
+                                       - measured_k) ** 2)))
+    order = {n: i for i, n in enumerate(free)}
+    numbers.sort(key=lambda x: order[x.name])
+    return SpeedupFit(hw, fitted, table, predicted, rms, tuple(numbers), kernels, rms_k)
+
+
+# the physical limits a fit keeps (docs/fidelity.md): a low-precision GEMM's rate
+# over bf16's at most RATE_LIMIT x its peak ratio, its fixed time at least bf16's
+# divided by FIXED_LIMIT; a penalty of PENALTY per log unit beyond
+RATE_LIMIT, FIXED_LIMIT, PENALTY = 1.15, 1.10, 30.0
+
+
+def _chained(values: dict[str, float], independent: set[str]) -> dict[str, float]:
+    """``values`` with every fixed time not in ``independent`` set to its
+    prior's (``fixed_time_prior``), parents first: the fixed times the
+    entry does not state, while the fit moves the ones they inherit."""
+    out = dict(values)
+    for key in (*S.GEMM_CLASSES, *S.KERNEL_KINDS):
+        name, parent = f"t0_{key}", fixed_time_prior(key)
+        if name in out and name not in independent and parent and f"t0_{parent}" in out:
+            out[name] = out[f"t0_{parent}"]
+    return out
+
+
+def _inherited(hw: Hardware, free: Sequence[str], pinned: Sequence[str]) -> set[str]:
+    """The fixed times that follow their prior through a fit: stated by no
+    one (neither the entry nor a pinned free number)."""
+    stated = {str(s) for s in hw.stated} | set(pinned)
+    return {f"t0_{k}" for k in (*S.GEMM_CLASSES, *S.KERNEL_KINDS)} - stated
+
+
+def _limit_penalties(values: dict[str, float], hw: Hardware, free: Sequence[str]
+                     ) -> np.ndarray:
+    """One residual per limit among the free numbers: 0 inside, the log excess
+    times ``PENALTY`` beyond."""
+    out = []
+    bf16 = values["eta_bf16"]
+    for d in ("fp8", "fp4"):
+        if f"eta_{d}" not in values:
+            continue
+        for family in S.SCALING_FAMILIES:
+            rate = values[f"eta_{d}"] * values.get(f"kappa_{family}", 1.0)
+            factors = [1.0] + [v for k, v in values.items()
+                               if k.startswith("rate.") and k.endswith(f".{family}")]
+            out.append(max(0.0, math.log(rate * max(factors) / (RATE_LIMIT * bf16))))
+    t0 = values.get("t0_bf16")
+    if t0:
+        for name in free:
+            if (name.startswith("t0_fp") or name.startswith("fixed.")) and name in values:
+                out.append(max(0.0, math.log(t0 / (FIXED_LIMIT * values[name]))))
+    return PENALTY * np.array(out)
+
+
+def _prior_fixed(name: str, values: dict[str, float]) -> float | None:
+    """An implementation's fixed time starts at the GPU's bf16 GEMM's."""
+    return values.get("t0_bf16") if name.startswith("fixed.") else None
+
+
+def _prior_profile(name: str, hw: Hardware) -> float | None:
+    if not name.startswith(("rate.", "fixed.")):
+        return None
+    what, impl, family = name.split(".")
+    p = impls.profile(impl, hw, family)
+    if p is None:
+        return None
+    return p.rate if what == "rate" else p.fixed_s
+
+
+def _intervals(names: list[str], result: Any, table: SpeedupTable, kernels: GemmRows | None,
+               fitted: dict[str, float], n_rows: int) -> list[FittedNumber]:
+    """95% intervals from the Jacobian (in log units) and the rows behind each number."""
+    jac = np.asarray(result.jac, float)[:n_rows]
+    dof = max(1, jac.shape[0] - jac.shape[1])
+    s2 = float(np.sum(np.asarray(result.fun)[:n_rows] ** 2)) / dof
+    try:
+        cov = np.linalg.pinv(jac.T @ jac) * s2
+        sd = np.sqrt(np.clip(np.diag(cov), 0, None))
+    except np.linalg.LinAlgError:  # pragma: no cover - pinv does not fail on finite input
+        sd = np.full(len(names), np.inf)
+    row_sources = list(table.source_id) + list(kernels.source_id if kernels is not None else [])
+    out = []
+    for j, n in enumerate(names):
+        col = np.abs(jac[:, j])
+        strong = col >= 0.1 * col.max() if col.max() > 0 else np.zeros(len(col), bool)
+        pins: dict[str, int] = {}
+        for i in np.flatnonzero(strong):
+            pins[str(row_sources[i])] = pins.get(str(row_sources[i]), 0) + 1
+        v = fitted[n]
+        half = min(1.96 * float(sd[j]), 50.0)
+        out.append(FittedNumber(n, v, v * math.exp(-half), v * math.exp(half), pins))
+    return out
 
 
 def errors(predicted: np.ndarray, measured: np.ndarray, band: float = 0.05) -> dict[str, Any]:

@@ -3,10 +3,13 @@
 One row per measurement, the schema of the published measurements shipped
 in ``roofline_sym/data/measurements/published/speedups.csv``::
 
-    source_id, gpu, recipe, mode, workload, M, K, N, measured_speedup, notes
+    source_id, gpu, recipe, mode, workload, M, K, N, measured_speedup,
+    implementation, notes
 
 ``measured_speedup`` = bf16 time / low-precision time; it may be blank (or
-the column absent) in a table that is only to be predicted.  Grouped-GEMM
+the column absent) in a table that is only to be predicted.  The optional
+``implementation`` names the library that ran the low-precision GEMMs
+(``devices.implementations.IMPLEMENTATIONS``; blank or absent: ``torch``).  Grouped-GEMM
 rows give their group count in an optional ``groups`` column, or in
 ``notes`` as ``G=<n>`` or a source tuple ``(M,N,K,G)=(..., <n>)``.  ``read`` validates every cell (errors name the
 file, line and column) and ``published()`` loads the shipped table.
@@ -32,13 +35,14 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from ..devices.implementations import check_implementation
 from ..validate import SHAPE_MAX, parse_number
 
-__all__ = ["COLUMNS", "REQUIRED", "SpeedupTable", "read", "published", "published_path",
+__all__ = ["COLUMNS", "COLUMN_ARRAYS", "REQUIRED", "SpeedupTable", "read", "published", "published_path",
            "kernels_path"]
 
 COLUMNS = ("source_id", "gpu", "recipe", "mode", "workload", "M", "K", "N",
-           "measured_speedup", "notes")
+           "measured_speedup", "implementation", "notes")
 REQUIRED = ("gpu", "recipe", "mode", "workload")
 _SHAPES = ("M", "K", "N")
 # a speedup outside this band is a typo (the fastest published fp4 GEMM is ~4x)
@@ -66,6 +70,7 @@ class SpeedupTable:
     measured: np.ndarray
     groups: np.ndarray
     notes: np.ndarray
+    implementation: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))
     source: str = "<memory>"
     lines: tuple[int, ...] = field(default=())
 
@@ -80,13 +85,13 @@ class SpeedupTable:
     def select(self, mask: Any) -> "SpeedupTable":
         """The rows where ``mask`` (a boolean array or indices) holds."""
         idx = np.arange(len(self))[np.asarray(mask)]
-        cols = {name: getattr(self, name)[idx] for name in _ARRAYS}
+        cols = {name: getattr(self, name)[idx] for name in COLUMN_ARRAYS}
         return SpeedupTable(**cols, source=self.source,
                             lines=tuple(self.lines[i] for i in idx) if self.lines else ())
 
     def with_measured(self, measured: Any) -> "SpeedupTable":
         """The same rows with another ``measured`` column (e.g. blanked)."""
-        cols = {name: getattr(self, name) for name in _ARRAYS}
+        cols = {name: getattr(self, name) for name in COLUMN_ARRAYS}
         cols["measured"] = np.broadcast_to(np.asarray(measured, float), (len(self),)).copy()
         return SpeedupTable(**cols, source=self.source, lines=self.lines)
 
@@ -94,8 +99,8 @@ class SpeedupTable:
         return f"SpeedupTable({len(self)} rows from {self.source})"
 
 
-_ARRAYS = ("source_id", "gpu", "recipe", "mode", "workload", "M", "K", "N", "measured",
-           "groups", "notes")
+COLUMN_ARRAYS = ("source_id", "gpu", "recipe", "mode", "workload", "M", "K", "N", "measured",
+           "groups", "notes", "implementation")
 
 
 def published_path() -> Path:
@@ -181,7 +186,7 @@ def _from_rows(rows: list[Any], source: str, lines: list[int] | None = None,
     if not rows:
         raise ValueError(f"{source}: no rows")
     lines = lines or [i + 2 for i in range(len(rows))]
-    cols: dict[str, list[Any]] = {name: [] for name in _ARRAYS}
+    cols: dict[str, list[Any]] = {name: [] for name in COLUMN_ARRAYS}
     for row, line in zip(rows, lines):
         if not isinstance(row, Mapping):
             raise TypeError(f"{source}: row {line - 1} is not a mapping of column to value")
@@ -209,6 +214,8 @@ def _from_rows(rows: list[Any], source: str, lines: list[int] | None = None,
             groups = found[0].group(1) if found else "1"
         cols["groups"].append(int(parse_number(groups, f"{where}, column 'groups'",
                                                integer=True, limit=1e6)))
+        cols["implementation"].append(check_implementation(
+            row.get("implementation", ""), f"{where}, column 'implementation'"))
     arrays = {name: np.array(v, dtype=object) for name, v in cols.items()}
     for name in _SHAPES + ("measured",):
         arrays[name] = np.array(cols[name], dtype=np.float64)

@@ -64,10 +64,11 @@ def _gpu(key: str, dataset: str) -> Hardware:
 
 
 @cache
-def _model(recipe: str, mode: str, workload: str, groups: int, preset: str) -> Linear:
+def _model(recipe: str, mode: str, workload: str, groups: int, preset: str,
+           implementation: str = "torch") -> Linear:
     # one group: linear's default (None), a dense layer
     return linear(_recipe_name(recipe, mode), mode=mode, preset=preset, workload=workload,
-                  groups=None if groups == 1 else groups)
+                  groups=None if groups == 1 else groups, implementation=implementation)
 
 
 @cache
@@ -96,7 +97,8 @@ def row_model(table: SpeedupTable, i: int, preset: str = "default") -> Linear:
                          f"(known: {', '.join(WORKLOADS)})")
     mode, recipe = str(table.mode[i]), str(table.recipe[i])
     try:
-        model = _model(recipe, mode, workload, int(table.groups[i]), preset)
+        model = _model(recipe, mode, workload, int(table.groups[i]), preset,
+                       str(table.implementation[i]))
     except (ValueError, TypeError) as exc:
         if "recipe" in str(exc) and recipe not in list_recipes(mode) and mode in (
                 "training", "inference"):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Iterable, Protocol
 
 from ..devices import DATASETS
+from ..devices.implementations import IMPLEMENTATIONS
 from ..validate import InputTypeError, choice, show, unknown_name
 from .recipes import TABLES
 from .term import EFFICIENCY_MODELS, GEMM_TIME_MODELS, LAUNCH_FLOORS
@@ -59,6 +60,10 @@ class Options:
       (a norm, an activation, gradient accumulation); without them a workload
       only sets fusion and whether casts run (torchao's and the seed's view).
     - ``grouped``: how a grouped (MoE) layer is priced, see ``GROUPED_MODELS``.
+    - ``implementation``: the library that runs the low-precision GEMMs
+      (``devices.implementations``: ``torch``, ``cutlass``, ``triton``,
+      ``deepgemm``, ``fbgemm``, ``te``); applied when the model is bound, by
+      the size-dependent model only.
     """
 
     gemm_time: str = "roofline"
@@ -71,12 +76,14 @@ class Options:
     efficiency: str = "size"
     workload_kernels: bool = True
     grouped: str = "layer"
+    implementation: str = "torch"
 
     def __post_init__(self) -> None:
         for name, valid in (("gemm_time", GEMM_TIME_MODELS), ("launch_floor", LAUNCH_FLOORS),
                             ("recipe_table", TABLES), ("gemm_scales", GEMM_SCALES),
                             ("dataset", DATASETS), ("efficiency", EFFICIENCY_MODELS),
-                            ("grouped", tuple(GROUPED_MODELS))):
+                            ("grouped", tuple(GROUPED_MODELS)),
+                            ("implementation", IMPLEMENTATIONS)):
             choice(getattr(self, name), valid, f"option {name}")
         for name in ("torch_compile_limitations", "fuse", "workload_kernels"):
             if not isinstance(getattr(self, name), bool):

@@ -342,6 +342,9 @@ def _inference_table() -> dict[str, Recipe]:
     return {r.name: r for r in (
         one("tensorwise", F8, (_amax(False), _AMAX_FINAL, _cast("cast")), None,
             "fp8 activation with one dynamic scale per tensor"),
+        one("tensorwise_static", F8, (_cast("cast"),), None,
+            "fp8 activation with a precomputed (static) per-tensor scale: one cast, "
+            "no amax pass"),
         one("rowwise", F8, (_cast("cast", scales=[_rows("rowwise")]),), "rowwise",
             "fp8 activation with one fp32 scale per row"),
         one("mxfp8", F8, (_cast("cast", scales=[_rows("mx")]),), "mx",
@@ -377,9 +380,10 @@ def _torchao_inference(default: Mapping[str, Recipe]) -> dict[str, Recipe]:
     def floor_scales(k: Kernel) -> Kernel:
         return replace(k, scales=tuple(replace(s, rounding="floor") for s in k.scales))
 
+    # torchao's roofline has no static per-tensor fp8 recipe
     out = {name: replace(r, kernels={"input": tuple(
         floor_scales(k) for k in r.kernels["input"] if k.name != _AMAX_FINAL.name)})
-        for name, r in default.items()}
+        for name, r in default.items() if name != "tensorwise_static"}
     cast = out["nvfp4"].kernels["input"][-1]
     out["nvfp4"] = replace(out["nvfp4"], kernels={"input": (
         replace(cast, name="amax_and_cast", reads=(BF, BF)),)})
@@ -494,7 +498,7 @@ def list_recipes(mode: str = "training", table: str = "default") -> list[str]:
     """Recipe names for ``mode``; the seed's ``dynamic``/``delayed`` are training-only.
 
     >>> list_recipes("inference")
-    ['tensorwise', 'rowwise', 'mxfp8', 'mxfp4', 'nvfp4', 'nvfp4_static', 'nvfp4_no_global_scale', 'blockwise']
+    ['tensorwise', 'tensorwise_static', 'rowwise', 'mxfp8', 'mxfp4', 'nvfp4', 'nvfp4_static', 'nvfp4_no_global_scale', 'blockwise']
     """
     _check(mode, MODES, "mode")
     _check(table, TABLES, "recipe table")

@@ -54,8 +54,8 @@ GEMM_TIME_MODELS = ("roofline", "compute")
 # bytes are summed at BWeff, and only kernels that move no bytes pay L (the seed)
 LAUNCH_FLOORS = ("per_kernel", "empty_kernels")
 # flat: one efficiency per GEMM dtype and one for memory (torchao, the seed);
-# size: a GEMM or kernel reaches half its rate at a half size (F_half, B_half),
-# kernels run at their class's efficiency (eta_cast, ...), scaled GEMMs at
+# size: every GEMM class and kernel class has a fixed time in seconds (t0_fp8_rowwise,
+# t0_cast) before its work runs at the asymptotic rate, kernels run at their class's efficiency (eta_cast, ...), scaled GEMMs at
 # their family's factor (kappa_rowwise, ...): the default model
 EFFICIENCY_MODELS = ("size", "flat")
 
@@ -155,11 +155,14 @@ def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
     ``memory``, and ``launch`` under ``launch_floor="per_kernel"``; a kernel
     that moves no bytes costs ``launch`` alone.
 
-    ``efficiency="size"`` (the default model) makes the rates depend on the
-    size of the work, Hockney's half-performance form: a GEMM's compute is
-    (F + F_half_d) / (P_d eta_d kappa_family [kappa_grouped_d]), a kernel's memory
-    (B + B_half) / (BW eta_kind), so small GEMMs and kernels run below their
-    asymptotic rate and each kernel class has its own achievable bandwidth.
+    ``efficiency="size"`` (the default model) gives every GEMM and kernel a
+    fixed time in seconds, Hockney's form t0 + work / rate: a GEMM's compute is
+    t0_class + F / (P_d eta_d kappa_family [kappa_grouped_d]) and its memory
+    t0_class + B / (BW eta_mem), with its class's fixed time (dtype, scaling
+    family, grouped) paid in either regime, a kernel's memory
+    t0_kind + B / (BW eta_kind), so small GEMMs and kernels run below their
+    asymptotic rate, a faster dtype gets no shorter fixed time for free, and
+    each kernel class has its own achievable bandwidth.
 
     >>> from roofline_sym.symbols import M, K, N
     >>> roofline_pieces(Work(2 * M * K * N, "fp8", M * K), gemm_time="compute")
@@ -167,7 +170,7 @@ def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
     >>> roofline_pieces(Work(bytes=4 * M), launch_floor="empty_kernels")
     (('memory', 4*M/(BW*eta_mem)),)
     >>> roofline_pieces(Work(bytes=4 * M, kind="transpose"), efficiency="size")[0]
-    ('memory', (B_half + 4*M)/(BW*eta_transpose))
+    ('memory', t0_transpose + 4*M/(BW*eta_transpose))
     """
     if gemm_time not in GEMM_TIME_MODELS:
         raise ValueError(f"unknown GEMM time model {gemm_time!r}; known: {GEMM_TIME_MODELS}")
@@ -178,22 +181,25 @@ def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
     sized = efficiency == "size"
     launch = ("launch", S.launch_overhead())
     if work.dtype is not None:
-        flops, rate = work.flops, S.peak_flops(work.dtype) * S.gemm_efficiency(work.dtype)
+        rate = S.peak_flops(work.dtype) * S.gemm_efficiency(work.dtype)
+        fixed: sympy.Expr = sympy.Integer(0)
         if sized:
-            flops = flops + S.half_flops(work.dtype)
             if work.scaling is not None:
                 rate = rate * S.scaling_efficiency(work.scaling)
             if work.grouped:
                 rate = rate * S.grouped_efficiency(work.dtype)
-        compute = ("compute", flops / rate)
+            # paid in either regime: launch, prologue, epilogue of the kernel
+            fixed = S.gemm_fixed_time(S.gemm_class(work.dtype, work.scaling, work.grouped))
+        compute = ("compute", fixed + work.flops / rate)
         if gemm_time == "compute":
             return (compute,)
-        return compute, ("memory", work.bytes / (S.mem_bw() * S.mem_efficiency())), launch
+        memory = ("memory", fixed + work.bytes / (S.mem_bw() * S.mem_efficiency()))
+        return compute, memory, launch
     if work.bytes == 0:
         return (launch,)
     if sized:
-        memory = ("memory", (work.bytes + S.mem_half_bytes())
-                  / (S.mem_bw() * S.kernel_efficiency(work.kind)))
+        memory = ("memory", S.kernel_fixed_time(work.kind)
+                  + work.bytes / (S.mem_bw() * S.kernel_efficiency(work.kind)))
     else:
         memory = ("memory", work.bytes / (S.mem_bw() * S.mem_efficiency()))
     return (memory, launch) if launch_floor == "per_kernel" else (memory,)

@@ -39,7 +39,8 @@ _SHAPES = set(S.SHAPE_SYMBOLS) | {S.x}
 
 # -- numbers -----------------------------------------------------------------
 def _int_tex(n: int, round_to: int | None = None) -> str:
-    """An integer; long ones with >= 3 trailing zeros as exact ``d.ddd \\cdot 10^{k}``.
+    """An integer; long ones with >= 3 trailing zeros as ``d.ddd \\cdot 10^{k}``,
+    exact up to seven significant digits, rounded to six beyond.
 
     With ``round_to`` (significant digits), an integer of 7 or more digits is
     rounded: ``6755750324708`` as ``6.756 \\cdot 10^{12}``.
@@ -50,6 +51,8 @@ def _int_tex(n: int, round_to: int | None = None) -> str:
         return sign + _float_tex(float(abs(n)), round_to)
     if len(digits) < 6 or len(digits) - len(stripped) < 3:
         return f"{sign}{digits}"
+    if len(stripped) > 7:  # a product of measured numbers: seven digits say all they know
+        return sign + _float_tex(float(abs(n)), 6)
     exp = len(digits) - 1
     mantissa = stripped[0] + (f".{stripped[1:]}" if len(stripped) > 1 else "")
     power = f"10^{{{exp}}}"

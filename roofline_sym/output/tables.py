@@ -250,7 +250,7 @@ def breakeven_rows(recipes: Iterable[str], gpus: Iterable[str], *, mode: str = "
 
     >>> rows = breakeven_rows(["tensorwise"], ["h100-sxm"])
     >>> rows[0].recipe, rows[0].gpu, round(float(rows[0].result.root_values[0]))
-    ('tensorwise', 'H100 SXM', 3389)
+    ('tensorwise', 'H100 SXM', 3374)
     """
     if "solve_for" in solve:
         along = None
@@ -277,7 +277,7 @@ def overview(hw: Hardware, cubes: Iterable[int] = (1024, 2048, 4096, 8192, 16384
     preset's) as in ``linear``; the first line states them.
 
     >>> print(overview(hardware("h100"), cubes=[4096]).splitlines()[4])
-    tensorwise                           3389  gemm C3  cast M7 L3        1146  gemm C3  cast M7 L3        1.18
+    tensorwise                           3374  gemm C3  cast M7 L3         973  gemm C3  cast M7 L3        1.23
     """
     cubes = list(cubes)
     x = np.array(cubes, dtype=float)

@@ -1,0 +1,134 @@
+"""Implementations: which library runs the low-precision GEMMs, as data.
+
+One shape on one GPU runs at different speeds under torch._scaled_mm
+(cuBLASLt), CUTLASS (vLLM, FlashInfer, sgl-kernel), Triton (FBGEMM's and
+torchao's), DeepGEMM, FBGEMM's CUTLASS kernels or Transformer Engine.  A
+*profile* says how one implementation differs from ``torch`` (the default,
+what torchao runs, and what a blank means) on one GPU generation for one
+scaling family: a factor on the GEMM rate and, where data pin it, its own
+fixed time in seconds.  Profiles live in ``data/implementations.toml``, each
+with its source or the assumption it makes; a pair without a profile runs as
+``torch`` does.  ``apply`` gives the hardware entry an implementation sees.
+
+>>> IMPLEMENTATIONS
+('torch', 'cutlass', 'triton', 'deepgemm', 'fbgemm', 'te')
+>>> generation("H100 SXM"), generation("B200 (HGX)")
+('hopper', 'blackwell')
+>>> apply(hardware_entry := __import__("roofline_sym").hardware("h100"), "torch") is hardware_entry
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from .. import symbols as S
+from ..validate import choice
+from .catalog import hardware
+from .entry import Hardware
+from .toml_io import tomllib
+
+__all__ = ["IMPLEMENTATIONS", "Profile", "profiles", "profile", "generation", "apply",
+           "check_implementation"]
+
+IMPLEMENTATIONS = ("torch", "cutlass", "triton", "deepgemm", "fbgemm", "te")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How ``implementation`` runs ``family``-scaled GEMMs on ``generation``:
+    ``rate``: a factor on the rate torch reaches; ``fixed_s``: its own fixed
+    time (None: the GPU's); ``source``: the rows it was fitted to, or the
+    assumption."""
+
+    implementation: str
+    generation: str
+    family: str
+    rate: float = 1.0
+    fixed_s: float | None = None
+    source: str = ""
+
+
+def check_implementation(name: Any, what: str = "implementation") -> str:
+    """``name`` if it is a known implementation (blank: ``torch``), else an
+    error with close matches."""
+    if name is None or (isinstance(name, str) and not name.strip()):
+        return "torch"
+    return choice(name.strip() if isinstance(name, str) else name, IMPLEMENTATIONS, what)
+
+
+@cache
+def _data() -> dict[str, Any]:
+    text = resources.files("roofline_sym").joinpath("data", "implementations.toml") \
+        .read_text("utf-8")
+    data: dict[str, Any] = tomllib.loads(text)
+    return data
+
+
+@cache
+def profiles() -> tuple[Profile, ...]:
+    """Every shipped profile."""
+    out = []
+    for raw in _data().get("profile", []):
+        p = Profile(check_implementation(raw["implementation"]), str(raw["generation"]),
+                    choice(raw["family"], S.SCALING_FAMILIES, "scaling family"),
+                    float(raw.get("rate", 1.0)),
+                    None if raw.get("fixed_s") is None else float(raw["fixed_s"]),
+                    str(raw.get("source", "")))
+        if not 0.05 <= p.rate <= 1.5:
+            raise ValueError(f"implementations.toml: {p.implementation}/{p.generation}/"
+                             f"{p.family}: rate {p.rate} outside 0.05..1.5")
+        out.append(p)
+    return tuple(out)
+
+
+def generation(gpu: Hardware | str) -> str | None:
+    """The tensor-core generation of a shipped GPU (``hopper``, ``blackwell``,
+    ``cdna3``, ...), None for an entry the data do not name."""
+    if not isinstance(gpu, Hardware):  # a name or alias of the default dataset
+        gpu = hardware(gpu)
+    name = gpu.name
+    found: str | None = _data().get("generations", {}).get(name)
+    return found
+
+
+def profile(implementation: str, gpu: Hardware | str, family: str) -> Profile | None:
+    """The profile of ``implementation`` for ``family`` GEMMs on ``gpu``'s
+    generation, or None (it runs as ``torch`` does)."""
+    gen = generation(gpu)
+    for p in profiles():
+        if (p.implementation, p.generation, p.family) == (implementation, gen, family):
+            return p
+    return None
+
+
+def apply(hw: Hardware, implementation: str, rates: dict[str, float] | None = None,
+          fixed: dict[str, float] | None = None) -> Hardware:
+    """``hw`` as ``implementation`` sees it: each profiled scaling family's
+    factor times the profile's rate, its GEMM classes at the profile's fixed
+    time.  ``rates`` / ``fixed`` (``{family: value}``) replace the shipped
+    profiles (a fit's trial values).  ``torch`` returns ``hw`` itself."""
+    implementation = check_implementation(implementation)
+    if implementation == "torch":
+        return hw
+    values: dict[str, float] = {}
+    params = hw.parameters
+    for family in S.SCALING_FAMILIES:
+        p = profile(implementation, hw, family)
+        rate = (rates or {}).get(family, p.rate if p else 1.0)
+        t0 = (fixed or {}).get(family, p.fixed_s if p else None)
+        if rate != 1.0:
+            values[f"kappa_{family}"] = float(params[S.scaling_efficiency(family)]) * rate
+        if t0 is not None:
+            for cls in S.GEMM_CLASSES:
+                if cls.split("_")[0] in hw.peak_flops and f"_{family}" in cls:
+                    values[f"t0_{cls}"] = t0
+    if not values:
+        return hw
+    return hw.with_values(values, source=f"implementation profile {implementation!r} "
+                                         "(data/implementations.toml)")
+
+

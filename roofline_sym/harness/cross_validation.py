@@ -1,0 +1,209 @@
+"""Leave-one-source-out: how the model predicts a source it never saw.
+
+Each published source (a table, a PR's log, a README) is left out of every
+calibration in turn: each GPU's joint fit (``calibrations.fit``) is rerun
+without its rows, the refitted GPU is carried to the GPUs it stands for
+(``calibrations.transfer``), and the left-out rows are predicted.  A source
+no fit reads is predicted by the shipped model (it was never in a fit).
+The pooled errors are the honest headline; their residuals give the
+prediction intervals (``intervals``).
+
+>>> cv = leave_one_source_out(sources=["ao-tensorwise-h100-2024"])  # doctest: +SKIP
+>>> cv.pooled["rows"]  # doctest: +SKIP
+2
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from ..devices import Hardware
+from ..devices import implementations as impls
+from ..numeric.table import Table
+from . import calibrations
+from .kernel_tables import GemmRows, gemm_rows
+from .speedup_fit import SpeedupFit, _evaluate, _groups, errors
+from .speedup_tables import COLUMN_ARRAYS, SpeedupTable, published
+from .intervals import WORKLOAD_CLASSES, RowClass, row_class
+from .speedups import _gpu, predict, predictable, unbound_row_model
+
+__all__ = ["CrossValidation", "leave_one_source_out", "scored_rows"]
+
+
+@dataclass(frozen=True, eq=False)
+class CrossValidation:
+    """``per_source``: a table (source_id, gpu, rows, median, p90, wrong,
+    decisive); ``pooled``: the same figures over every row (``rows``,
+    ``median``, ``p90``, ``wrong``, ``decisive``); ``rows``: the scored rows;
+    ``predicted``: each row's left-out prediction; ``in_fit``: whether the
+    row's source was in some calibration (and so was refitted without it);
+    ``classes``: each row's interval class as its prediction saw it (its GPU
+    and implementation calibrated by other sources or not)."""
+
+    per_source: Table
+    pooled: dict[str, Any]
+    rows: SpeedupTable
+    predicted: np.ndarray
+    in_fit: np.ndarray
+    classes: tuple[RowClass, ...] = ()
+
+    @property
+    def log_residuals(self) -> np.ndarray:
+        """log(predicted / measured) of every scored row."""
+        out: np.ndarray = np.log(self.predicted / self.rows.measured)
+        return out
+
+    def residual_rows(self) -> list[dict[str, Any]]:
+        """One row per scored row for ``intervals.write_residuals``."""
+        return [{"source_id": str(self.rows.source_id[i]), "gpu": str(self.rows.gpu[i]),
+                 "generation": c.generation, "workload": c.workload,
+                 "gpu_calibrated": int(c.gpu_calibrated),
+                 "impl_calibrated": int(c.impl_calibrated),
+                 "log_residual": f"{self.log_residuals[i]:.6g}"}
+                for i, c in enumerate(self.classes)]
+
+    def __str__(self) -> str:
+        p = self.pooled
+        lines = [f"leave-one-source-out over {p['rows']} rows: median {p['median']:.1%}, "
+                 f"p90 {p['p90']:.1%}, wrong {p['wrong']} of {p['decisive']}",
+                 f"{'source':<34}{'gpu':<18}{'rows':>5}{'median':>9}{'p90':>9}{'wrong':>9}"]
+        for r in self.per_source.rows:
+            lines.append(f"{r['source_id']:<34}{r['gpu']:<18}{r['rows']:>5}"
+                         f"{r['median']:>9.1%}{r['p90']:>9.1%}"
+                         f"{str(r['wrong']) + '/' + str(r['decisive']):>9}")
+        return "\n".join(lines)
+
+
+def scored_rows(table: SpeedupTable | None = None) -> SpeedupTable:
+    """The rows a cross-validation scores: single-shape, measured, not a
+    superseded run of a re-measured table (``calibrations.SUPERSEDED``)."""
+    t = published() if table is None else table
+    return t.select(predictable(t) & ~np.isnan(t.measured)
+                    & ~np.isin(t.source_id, calibrations.SUPERSEDED))
+
+
+def _fits_reading(source: str, table: SpeedupTable, kernels: GemmRows
+                  ) -> list[calibrations.Spec]:
+    out = []
+    for spec in calibrations.SPECS.values():
+        speed = calibrations.rows(spec, table)
+        kern = calibrations.kernel_rows(spec, kernels)
+        if source in set(speed.source_id) | set(kern.source_id):
+            out.append(spec)
+    return out
+
+
+def _row_hardware(gpu_key: str, fits: Mapping[str, SpeedupFit]) -> tuple[Hardware,
+                                                                          dict[str, float]]:
+    """The entry a row's GPU key predicts with, given refitted GPUs: the refit
+    itself, its transfer, or the shipped entry; and the fitted profile numbers."""
+    shipped = _gpu(gpu_key, "default")
+    for spec_gpu, fit in fits.items():
+        spec = calibrations.SPECS[spec_gpu]
+        profiles = {k: v for k, v in fit.values.items() if k.startswith(("rate.", "fixed."))}
+        if shipped.name == spec_gpu or gpu_key in spec.gpus:
+            return calibrations.limited(fit.hardware, profiles)
+        rule = calibrations.TRANSFERS.get(shipped.name)
+        if rule and rule[0] == spec_gpu:
+            carried = calibrations.transfer(fit.hardware, shipped, rule[1])
+            bare = shipped.replace(gemm_fixed_s={}, kernel_fixed_s={}, scaling_efficiency={},
+                                   grouped_efficiency={})
+            return calibrations.limited(
+                bare.with_values(carried, source="cross-validation transfer"), profiles)
+    return shipped, {}
+
+
+def leave_one_source_out(table: SpeedupTable | None = None, kernels: GemmRows | None = None,
+                         sources: Iterable[str] | None = None) -> CrossValidation:
+    """Refit each GPU's calibration without one source at a time and predict
+    that source's rows (``sources``: only these; default every source with a
+    scored row).  Needs scipy (the ``fit`` extra)."""
+    full = published() if table is None else table
+    kernels = gemm_rows() if kernels is None else kernels
+    scored = scored_rows(full)
+    wanted = list(dict.fromkeys(str(s) for s in scored.source_id))
+    if sources is not None:
+        chosen = set(sources)
+        unknown = chosen - set(wanted)
+        if unknown:
+            raise ValueError(f"no scored rows for source(s) {sorted(unknown)}")
+        wanted = [s for s in wanted if s in chosen]
+    parts: list[tuple[SpeedupTable, np.ndarray, bool, list[RowClass]]] = []
+    for source in wanted:
+        rows = scored.select(scored.source_id == source)
+        specs = _fits_reading(source, full, kernels)
+        if not specs:
+            classes = [row_class(_gpu(str(rows.gpu[i]), "default"), str(rows.workload[i]),
+                                 str(rows.implementation[i]), _family(rows, i))
+                       for i in range(len(rows))]
+            parts.append((rows, predict(rows), False, classes))
+            continue
+        fits = {s.gpu: calibrations.fit(s, full, exclude=(source,), kernels=kernels)
+                for s in specs}
+        pred = np.empty(len(rows))
+        classes = []
+        for key in dict.fromkeys(str(g) for g in rows.gpu):
+            sub = np.flatnonzero(rows.gpu == key)
+            part = rows.select(sub)
+            hw, profiles = _row_hardware(key, fits)
+            values = {str(k): float(v) for k, v in hw.parameters.items()}
+            values.update(profiles)
+            pred[sub] = _evaluate(_groups(part, "default"), part, values, hw, shipped=False)
+        for i in range(len(rows)):
+            key, impl, family = str(rows.gpu[i]), str(rows.implementation[i]), _family(rows, i)
+            calibrated = any(key in s.gpus for s in specs)
+            pinned = impl == "torch" or any(f"rate.{impl}.{family}" in f.values or
+                                            f"fixed.{impl}.{family}" in f.values
+                                            for f in fits.values())
+            classes.append(RowClass(str(impls.generation(_gpu(key, "default"))),
+                                    WORKLOAD_CLASSES.get(str(rows.workload[i]), "layer"),
+                                    calibrated, pinned))
+        parts.append((rows, pred, True, classes))
+    return _collect(parts)
+
+
+def _family(rows: SpeedupTable, i: int) -> str | None:
+    """The scaling family of row ``i``'s low-precision output GEMM."""
+    family: str | None = unbound_row_model(rows, i).recipe.family("output")
+    return family
+
+
+def _collect(parts: list[tuple[SpeedupTable, np.ndarray, bool, list[RowClass]]]
+             ) -> CrossValidation:
+    cols: dict[str, list[Any]] = {c: [] for c in ("source_id", "gpu", "rows", "median", "p90",
+                                                  "wrong", "decisive")}
+    idx_rows: list[SpeedupTable] = []
+    preds, in_fit = [], []
+    classes: list[RowClass] = []
+    for rows, pred, fitted, row_classes in parts:
+        classes += row_classes
+        e = errors(pred, rows.measured)
+        cols["source_id"].append(str(rows.source_id[0]))
+        cols["gpu"].append(",".join(dict.fromkeys(str(g) for g in rows.gpu)))
+        for k in ("rows", "median", "p90", "wrong", "decisive"):
+            cols[k].append(e[k])
+        idx_rows.append(rows)
+        preds.append(pred)
+        in_fit.append(np.full(len(rows), fitted))
+    predicted = np.concatenate(preds) if preds else np.empty(0)
+    allrows = _concat(idx_rows)
+    pooled = errors(predicted, allrows.measured)
+    pooled = {k: pooled[k] for k in ("rows", "median", "p90", "wrong", "decisive")}
+    kinds = {"source_id": object, "gpu": object, "rows": np.int64, "wrong": np.int64,
+             "decisive": np.int64, "median": float, "p90": float}
+    table = Table({k: np.array(v, dtype=kinds[k]) for k, v in cols.items()},
+                  caption="leave-one-source-out, per source")
+    return CrossValidation(table, pooled, allrows, predicted,
+                           np.concatenate(in_fit) if in_fit else np.empty(0, bool),
+                           tuple(classes))
+
+
+def _concat(tables: list[SpeedupTable]) -> SpeedupTable:
+    if not tables:
+        return published().select(np.zeros(len(published()), bool))
+    cols = {name: np.concatenate([getattr(t, name) for t in tables]) for name in COLUMN_ARRAYS}
+    return SpeedupTable(**cols, source="leave-one-source-out",
+                        lines=tuple(line for t in tables for line in t.lines))

@@ -1,0 +1,132 @@
+"""Prediction intervals from the leave-one-source-out residuals.
+
+A prediction's error is not a fixed plus-or-minus: a GEMM-only row on a
+calibrated GPU is predicted far better than a layer on a GPU carried over
+from another.  The shipped ``residuals.csv`` (beside the published
+measurements, written by ``benchmarks/bench_fidelity.py``) holds every
+left-out row's ``log(predicted / measured)`` with the row's *class*: its
+GPU generation, its workload class (``gemm`` or ``layer``), whether its GPU
+was calibrated by some other source and whether its implementation was.
+An interval for a new row takes the quantiles of the residuals of the most
+specific class with enough rows (``MIN_ROWS``), falling back to broader
+ones, so an uncalibrated GPU or implementation gets the wider band its
+class earned.
+
+>>> lo, hi = band([RowClass("hopper", "gemm", True, True)], 0.8)
+>>> bool(lo[0] < 1 < hi[0])
+True
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from ..devices import Hardware
+from ..devices import implementations as impls
+from . import calibrations
+from .speedup_tables import kernels_path
+
+__all__ = ["RowClass", "row_class", "band", "residuals_path", "write_residuals", "MIN_ROWS",
+           "WORKLOAD_CLASSES"]
+
+# a class's residuals are used when it has this many rows; else a broader class's
+MIN_ROWS = 20
+# workload -> class: the GEMMs alone, or a layer with its casts and neighbours
+WORKLOAD_CLASSES = {"gemm": "gemm"}
+
+
+@dataclass(frozen=True)
+class RowClass:
+    """What an interval depends on: ``generation`` (``hopper``, ``blackwell``,
+    ...), ``workload`` (``gemm`` or ``layer``), and whether the GPU
+    (``gpu_calibrated``) and the implementation (``impl_calibrated``) were
+    calibrated by measurements."""
+
+    generation: str
+    workload: str
+    gpu_calibrated: bool
+    impl_calibrated: bool
+
+    def keys(self) -> list[tuple[Any, ...]]:
+        """From the most specific pool to the broadest."""
+        g, w, c, i = self.generation, self.workload, self.gpu_calibrated, self.impl_calibrated
+        return [(g, w, c, i), (None, w, c, i), (None, None, c, i), (None, None, c, None),
+                (None, None, None, None)]
+
+
+def row_class(gpu: Hardware, workload: str, implementation: str, family: str | None
+              ) -> RowClass:
+    """The class of a prediction for ``gpu`` running ``workload`` with
+    ``implementation`` GEMMs of scaling ``family``."""
+    fitted = {g: s for g, s in calibrations.SPECS.items()}
+    calibrated = gpu.name in fitted
+    impl_ok = implementation == "torch" or (
+        family is not None and impls.profile(implementation, gpu, family) is not None)
+    return RowClass(str(impls.generation(gpu)), WORKLOAD_CLASSES.get(workload, "layer"),
+                    calibrated, impl_ok)
+
+
+def residuals_path() -> Path:
+    """The shipped leave-one-source-out residuals."""
+    return kernels_path().with_name("residuals.csv")
+
+
+_COLUMNS = ("source_id", "gpu", "generation", "workload", "gpu_calibrated", "impl_calibrated",
+            "log_residual")
+
+
+@cache
+def _pools(path: str | None = None) -> dict[tuple[Any, ...], np.ndarray]:
+    text = Path(path or residuals_path()).read_text(encoding="utf-8")
+    pools: dict[tuple[Any, ...], list[float]] = {}
+    for row in csv.DictReader(io.StringIO(text)):
+        r = float(row["log_residual"])
+        if not math.isfinite(r):
+            continue
+        c = RowClass(row["generation"], row["workload"], row["gpu_calibrated"] == "1",
+                     row["impl_calibrated"] == "1")
+        for key in c.keys():
+            pools.setdefault(key, []).append(r)
+    return {k: np.sort(np.array(v)) for k, v in pools.items()}
+
+
+def band(classes: Sequence[RowClass], interval: float, path: str | None = None
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """Per class, the factors ``(low, high)`` that bound the measured
+    speedup as ``low * predicted .. high * predicted`` with probability
+    ``interval`` (in (0, 1)), from the residuals of the class's pool."""
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not (
+            0 < float(interval) < 1):
+        raise ValueError(f"interval must be a probability in (0, 1), such as 0.8, "
+                         f"not {interval!r}")
+    pools = _pools(path)
+    lo, hi = np.empty(len(classes)), np.empty(len(classes))
+    for i, c in enumerate(classes):
+        pool = next(pools[k] for k in c.keys() if k in pools and len(pools[k]) >= MIN_ROWS) \
+            if any(k in pools and len(pools[k]) >= MIN_ROWS for k in c.keys()) \
+            else pools[(None, None, None, None)]
+        # measured = predicted * exp(-r): the high residual quantile bounds it below
+        q_lo, q_hi = np.quantile(pool, [(1 - interval) / 2, (1 + interval) / 2])
+        lo[i], hi[i] = math.exp(-q_hi), math.exp(-q_lo)
+    return lo, hi
+
+
+def write_residuals(rows: Iterable[dict[str, Any]], path: str | Path | None = None) -> Path:
+    """Write residual rows (``_COLUMNS``) as the shipped CSV; returns the path."""
+    out = Path(path) if path else residuals_path()
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, _COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: r[k] for k in _COLUMNS})
+    out.write_text(buf.getvalue(), encoding="utf-8")
+    _pools.cache_clear()
+    return out

@@ -1,0 +1,145 @@
+"""GEMM kernel tables: published absolute GEMM throughputs, as fit anchors.
+
+``kernels.csv`` (shipped beside the speedups) holds single-kernel rows; the
+GEMM rows among them (a shape M, K, N and a throughput) pin what a speedup
+cannot: a GEMM class's absolute rate and fixed time.  ``gemm_rows`` reads
+them with each row's GEMM class (dtype, scaling family, grouped) and
+implementation parsed from its ``dtype`` and ``kernel`` text, and its time
+``2 M K N / throughput``.
+
+>>> t = gemm_rows()
+>>> i = list(t.source_id).index("fbgemm-pr2546-h100")
+>>> t.dtype[i], t.family[i], t.implementation[i]
+('bf16', None, 'torch')
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..devices.implementations import check_implementation
+from .speedup_tables import kernels_path
+
+__all__ = ["GemmRows", "gemm_rows", "classify"]
+
+
+@dataclass(frozen=True, eq=False)
+class GemmRows:
+    """GEMM kernel rows as columns: ``seconds`` measured per GEMM."""
+
+    source_id: np.ndarray
+    gpu: np.ndarray
+    dtype: np.ndarray
+    family: np.ndarray
+    grouped: np.ndarray
+    implementation: np.ndarray
+    M: np.ndarray
+    K: np.ndarray
+    N: np.ndarray
+    seconds: np.ndarray
+    lines: tuple[int, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.M)
+
+    def select(self, mask: Any) -> "GemmRows":
+        idx = np.arange(len(self))[np.asarray(mask)]
+        cols = {f: getattr(self, f)[idx] for f in _COLUMNS}
+        return GemmRows(**cols, lines=tuple(self.lines[i] for i in idx) if self.lines else ())
+
+
+_COLUMNS = ("source_id", "gpu", "dtype", "family", "grouped", "implementation", "M", "K", "N",
+            "seconds")
+
+
+# (words all in the kernel text, implementation), first match wins: torch's own
+# _scaled_mm is "torch" whichever library it calls (its rowwise kernel on Hopper is
+# CUTLASS inside PyTorch); FBGEMM names its Triton and its CUTLASS kernels
+_IMPLEMENTATION_WORDS = (
+    (("scaled_mm_cutlass",), "torch"), (("fbgemm", "triton"), "triton"),
+    (("fbgemm",), "fbgemm"), (("deepgemm",), "deepgemm"), (("deep_gemm",), "deepgemm"),
+    (("trtllm",), "cutlass"), (("cutlass",), "cutlass"), (("triton",), "triton"),
+    (("te_",), "te"), (("transformer engine",), "te"),
+)
+# kernel texts of rows that time more than one GEMM kernel (a quantization
+# included) or a superseded version of a kernel timed beside its successor
+_NOT_A_GEMM_ALONE = ("actquant", "autocast", "te_linear", "_before", "_old")
+
+
+def classify(dtype: str, kernel: str) -> tuple[str, str | None, bool, str]:
+    """(GEMM dtype, scaling family, grouped, implementation) of a kernel row
+    from its free-text ``dtype`` and ``kernel`` columns.
+
+    >>> classify("fp8 e4m3 rowwise (fast accum)", "fbgemm triton matmul_fp8_row")
+    ('fp8', 'rowwise', False, 'triton')
+    >>> classify("fp8_e4m3 rowwise", "fp8_rowwise_scaled_mm_cutlass")[3]
+    'torch'
+
+    >>> classify("mxfp8 x mxfp8 -> bf16", "torch._scaled_grouped_mm (2D-3D)")
+    ('fp8', 'mx', True, 'torch')
+    """
+    d, k = dtype.casefold(), kernel.casefold()
+    if "nvfp4" in d:
+        out = ("fp4", "nvfp4")
+    elif "mxfp4" in d:
+        out = ("fp4", "mx")
+    elif "mxfp8" in d:
+        out = ("fp8", "mx")
+    elif "fp8" in d:
+        family = ("blockwise" if "block" in d else "rowwise" if "row" in d or "channel" in d
+                  or "token" in d else "tensorwise")
+        out = ("fp8", family)
+    else:  # bf16 or fp16: one tensor-core rate on every GPU here, priced as bf16
+        out = ("bf16", None)  # type: ignore[assignment]
+    impl = next((name for keys, name in _IMPLEMENTATION_WORDS
+                 if all(key in k for key in keys)), "torch")
+    return out[0], out[1], "group" in k, impl
+
+
+def gemm_rows(path: str | Path | None = None) -> GemmRows:
+    """The GEMM rows of a kernels table (default: the shipped ``kernels.csv``):
+    rows with M, K, N and ``achieved_tflops`` that time one GEMM kernel alone
+    (``_NOT_A_GEMM_ALONE``); an ``implementation`` column,
+    where present and not blank, overrides the one read from the kernel name."""
+    path = Path(path) if path is not None else kernels_path()
+    text = path.read_text(encoding="utf-8-sig")
+    reader = csv.DictReader(io.StringIO(text))
+    cols: dict[str, list[Any]] = {c: [] for c in _COLUMNS}
+    lines = []
+    for row in reader:
+        where = f"{path}: line {reader.line_num}"
+        tflops = (row.get("achieved_tflops") or "").strip()
+        shape = [(row.get(c) or "").strip() for c in ("M", "K", "N")]
+        if not tflops or not all(shape):
+            continue
+        if any(word in (row.get("kernel") or "").casefold() for word in _NOT_A_GEMM_ALONE):
+            continue
+        try:
+            m, k, n = (int(v) for v in shape)
+            rate = float(tflops) * 1e12
+        except ValueError:
+            raise ValueError(f"{where}: M, K, N must be integers and achieved_tflops a "
+                             "number") from None
+        if not (m > 0 and k > 0 and n > 0 and math.isfinite(rate) and rate > 0):
+            raise ValueError(f"{where}: shape and throughput must be positive")
+        dtype, family, grouped, impl = classify(row.get("dtype", ""), row.get("kernel", ""))
+        if (row.get("implementation") or "").strip():
+            impl = check_implementation(row["implementation"], f"{where}, implementation")
+        for c, v in (("source_id", row.get("source_id", "")), ("gpu", row.get("gpu", "")),
+                     ("dtype", dtype), ("family", family), ("grouped", grouped),
+                     ("implementation", impl), ("M", m), ("K", k), ("N", n),
+                     ("seconds", 2.0 * m * k * n / rate)):
+            cols[c].append(v)
+        lines.append(reader.line_num)
+    arrays = {c: np.array(v, dtype=object) for c, v in cols.items()}
+    for c in ("M", "K", "N", "seconds"):
+        arrays[c] = np.array(cols[c], dtype=np.float64)
+    arrays["grouped"] = np.array(cols["grouped"], dtype=bool)
+    return GemmRows(**arrays, lines=tuple(lines))
