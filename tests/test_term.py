@@ -8,7 +8,7 @@ import sympy
 import roofline_sym as rs
 from roofline_sym import symbols as S
 from roofline_sym.harness.calibrate import _Problem
-from roofline_sym.model.term import (REGIMES, RegimeSummary, Term, TermId, Work,
+from roofline_sym.model.term import (REGIMES, Regime, RegimeSummary, Term, TermId, Work,
                                      roofline_piece_times, roofline_pieces, roofline_times)
 
 MODELS = [(r, mode, preset, fuse) for preset in rs.PRESETS for mode in rs.MODES
@@ -218,3 +218,43 @@ def test_regime_summary_writes_one_grouping_four_ways():
     fixed = TermId.parse("lowp.cast.input.amax_final")
     assert s.short() == "compute+memory / memory+launch"
     assert s.short(lambda t: t != fixed) == "compute+memory / memory"
+
+
+# every combination of the three regimes, written by hand
+COMBINATIONS = {
+    0: ("-", "-"), 1: ("compute", "C"), 2: ("memory", "M"), 4: ("launch", "L"),
+    3: ("compute+memory", "C+M"), 5: ("compute+launch", "C+L"),
+    6: ("memory+launch", "M+L"), 7: ("compute+memory+launch", "C+M+L"),
+}
+
+
+@pytest.mark.parametrize("bits", COMBINATIONS)
+def test_regime_combinations_are_written_and_read_back(bits):
+    text, letters = COMBINATIONS[bits]
+    r = Regime(bits)
+    assert (str(r), r.letters) == (text, letters)
+    assert Regime.parse(text) == r and Regime.parse("+".join(reversed(r.names))) == r
+    assert Regime.of(list(r.names) * 2) == r
+
+
+def test_regime_order_puts_single_regimes_first_and_none_last():
+    ordered = sorted(map(Regime, COMBINATIONS), key=lambda r: r.order)
+    assert [str(r) for r in ordered] == [
+        "compute", "compute+memory", "compute+memory+launch", "compute+launch",
+        "memory", "memory+launch", "launch", "-"]
+    assert REGIMES == ("compute", "memory", "launch")
+
+
+def test_an_unknown_regime_says_which_and_what_is_valid():
+    with pytest.raises(ValueError, match=r"unknown regime 'memroy' \(did you mean 'memory'\?\); "
+                                         r"valid: compute, memory, launch"):
+        Regime.parse("compute+memroy")
+
+
+def test_unknown_kernel_kind_and_scaling_family_suggest_the_close_name():
+    with pytest.raises(ValueError, match=r"unknown kernel kind 'transpos' \(did you mean "
+                                         r"'transpose'\?\); valid: "):
+        Work(bytes=rs.M, kind="transpos")
+    with pytest.raises(ValueError, match=r"unknown scaling family 'rowwse' \(did you mean "
+                                         r"'rowwise'"):
+        Work(2 * rs.M, "fp8", rs.M, scaling="rowwse")
