@@ -5,6 +5,9 @@ Build (strict, as CI does): ``python -m sphinx -W --keep-going -b html docs docs
 with the ``docs`` extra installed (``pip install -e ".[docs]"``).
 """
 
+import shutil
+from pathlib import Path
+
 from roofline_sym._version import version as _version
 
 project = "roofline_sym"
@@ -25,6 +28,20 @@ root_doc = "index"
 # MyST: $...$ and $$...$$ math, ::: fences, definition lists
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
+
+# the gallery's notebooks live in notebooks/ at the top of the repository; Sphinx
+# reads pages only under docs/, so they are copied into docs/gallery/ (generated,
+# git-ignored; a copy is rewritten only when its notebook changed, so an
+# incremental build stays incremental)
+_NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+_GALLERY = Path(__file__).resolve().parent / "gallery"
+_GALLERY.mkdir(exist_ok=True)
+for _stale in set(_GALLERY.glob("*.ipynb")) - {_GALLERY / p.name for p in _NOTEBOOKS.glob("*.ipynb")}:
+    _stale.unlink()
+for _nb in sorted(_NOTEBOOKS.glob("*.ipynb")):
+    _copy = _GALLERY / _nb.name
+    if not _copy.exists() or _copy.read_bytes() != _nb.read_bytes():
+        shutil.copyfile(_nb, _copy)
 
 # notebooks (gallery, and .md pages with code cells) run at every build; a cell
 # that raises fails the build

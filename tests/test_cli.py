@@ -215,6 +215,8 @@ BAD_INPUT = [
     (["breakeven", "--gpu", "h100", "--solve-for", "M", "--at", "K=8192"], "needs fixed values for N"),
     (["breakeven", "--gpu", "h100", "--solve-for", "M", "--at", "K=1e400,N=1"], "positive finite"),
     (["breakeven", "--gpu", "h100", "--solve-for", "M", "--at", "K8192"], "NAME=NUMBER"),
+    (["breakeven", "--gpu", "h100", "--solve-for", "M", "--at", "K=1,N=1,n=2"],
+     "unknown --at name 'n' (did you mean 'N'?); valid: M, K, N"),
     (["breakeven", "--gpu", "h100", "--solve-for", "M", "--along", "cube"], "not both"),
     (["sweep", "--gpu", "h100", "--shapes", "llama5"], "unknown shape set"),
     (["sweep", "--gpu", "h100"], "--shapes is required"),

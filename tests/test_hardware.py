@@ -91,6 +91,75 @@ def test_lookup_by_alias_and_device_name(query, expected):
     assert rs.hardware(query).name == expected
 
 
+# torch.cuda.get_device_name() on each shipped GPU (CUDA and ROCm builds), and
+# the same string without the vendor word, as older drivers and some tools print it
+DEVICE_NAMES = {
+    "NVIDIA A100-SXM4-80GB": "A100 SXM 80GB",
+    "NVIDIA H100 80GB HBM3": "H100 SXM",
+    "NVIDIA H100 PCIe": "H100 PCIe",
+    "NVIDIA H100 NVL": "H100 NVL",
+    "NVIDIA H800": "H800 SXM",
+    "NVIDIA H200": "H200 SXM",
+    "NVIDIA B200": "B200 (HGX)",
+    "NVIDIA GB200": "GB200 (per GPU)",
+    "NVIDIA B300 SXM6 AC": "B300 (HGX)",
+    "NVIDIA GB300": "GB300 (per GPU)",
+    "NVIDIA L40S": "L40S",
+    "NVIDIA GeForce RTX 4090": "RTX 4090",
+    "NVIDIA GeForce RTX 5090": "RTX 5090",
+    "AMD Instinct MI300X": "MI300X",
+    "AMD Instinct MI325X": "MI325X",
+    "AMD Instinct MI355X": "MI355X",
+}
+
+
+@pytest.mark.parametrize("device, expected", DEVICE_NAMES.items())
+@pytest.mark.parametrize("spelling", [
+    lambda d: d,                              # as torch prints it
+    lambda d: d.split(" ", 1)[1],             # without the vendor word
+    lambda d: f"  {d.upper()}  ",             # case and spaces do not matter
+    lambda d: d.split(" ", 1)[1].lower().replace(" ", "_"),
+], ids=["torch", "no-vendor", "upper", "snake"])
+def test_every_device_name_resolves_with_or_without_its_vendor(device, expected, spelling):
+    assert rs.hardware(spelling(device)).name == expected
+
+
+@pytest.mark.parametrize("dataset, device, expected", [
+    ("torchao", "H100 80GB HBM3", "NVIDIA H100"),
+    ("torchao", "NVIDIA H100 80GB HBM3", "NVIDIA H100"),
+    ("torchao", "H100", "NVIDIA H100"),
+    ("torchao", "B200", "NVIDIA B200"),
+    ("torchao", "Instinct MI300X", "AMD Instinct MI300X"),
+    ("torchao", "GeForce RTX 5090", "NVIDIA GeForce RTX 5090"),
+    ("torchao", "B300 SXM6 AC", "NVIDIA B300 SXM6 AC"),
+    ("seed", "H100 80GB HBM3", "NVIDIA H100"),
+])
+def test_device_names_without_the_vendor_in_every_dataset(dataset, device, expected):
+    assert rs.hardware(device, dataset=dataset).name == expected
+
+
+def test_a_vendor_word_is_never_guessed():
+    # dropping "NVIDIA" from the query would make "NVIDIA H100" (which H100?) the
+    # SXM part: only the entries' own device names answer without the vendor
+    for query in ("NVIDIA H100", "NVIDIA H100 SXM", "AMD MI300X", "NVIDIA", "nvidia-"):
+        with pytest.raises(rs.UnknownHardwareError):
+            rs.hardware(query)
+
+
+def test_a_short_device_name_that_two_entries_share_names_neither():
+    from roofline_sym.devices import Dataset
+
+    h100 = rs.hardware("h100")
+    a = h100.replace(name="A", aliases=("NVIDIA X1", "NVIDIA X2"))
+    b = h100.replace(name="B", aliases=("AMD X1",))
+    x2 = h100.replace(name="X2", aliases=())  # a name of its own wins over a short form
+    ds = Dataset("toy", (a, b, x2))
+    assert ds.get("nvidia x1") is a and ds.get("AMD X1") is b and ds.get("NVIDIA X2") is a
+    assert ds.get("x2") is x2
+    with pytest.raises(rs.UnknownHardwareError):
+        ds.get("X1")
+
+
 def test_no_prefix_matching():
     # a prefix rule would map an H200 NVL to H100 or H200 numbers
     for query in ("NVIDIA H200 NVL", "NVIDIA H1", "NVIDIA H100 80GB HBM3 extra", "H"):

@@ -69,7 +69,8 @@ def test_relu_linear_is_the_fused_inference_layer():
 
 
 def test_workload_errors_name_the_problem():
-    with pytest.raises(ValueError, match="did you mean 'ln-linear-sigmoid'"):
+    with pytest.raises(ValueError, match=r"unknown workload 'ln-linear-sigmod' \(did you mean "
+                                         r"'ln-linear-sigmoid'\?\); valid: linear, "):
         rs.linear("rowwise", workload="ln-linear-sigmod")
     with pytest.raises(ValueError, match="training only, not inference"):
         rs.linear("rowwise", mode="inference", workload="ln-linear-sigmoid")

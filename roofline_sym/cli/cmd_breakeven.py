@@ -8,6 +8,7 @@ import argparse
 from ..model.presets import describe_models
 from ..output.tables import as_numeric
 from ..solve import breakeven
+from ..validate import unknown_name
 from . import common
 from .common import UserError
 
@@ -51,9 +52,9 @@ def _check(args: argparse.Namespace, at: dict[str, float]) -> None:
             raise UserError(f"--solve-for {args.solve_for} needs fixed values for "
                             f"{', '.join(missing)}: e.g. --at "
                             + ",".join(f"{d}=8192" for d in missing))
-    unknown = set(at) - {"M", "K", "N"}
+    unknown = sorted(set(at) - {"M", "K", "N"})
     if unknown:
-        raise UserError(f"--at: unknown name(s) {sorted(unknown)}; use M, K, N")
+        raise UserError(str(unknown_name("--at name", unknown[0], ["M", "K", "N"])))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,8 +1,14 @@
 """A dataset: named hardware entries, looked up by name, alias or device name.
 
+A device name is what ``torch.cuda.get_device_name()`` returns; an alias that
+starts with a vendor (``NVIDIA``, ``AMD``) also answers without it, as some
+drivers and tools print it.
+
 >>> from roofline_sym.devices import dataset
 >>> dataset("default").get("NVIDIA H100 80GB HBM3").name
 'H100 SXM'
+>>> dataset("default").get("H100 80GB HBM3").name, dataset("default").get("Instinct MI300X").name
+('H100 SXM', 'MI300X')
 """
 
 from __future__ import annotations
@@ -17,6 +23,17 @@ from .entry import Hardware, HardwareError, UnknownHardwareError, normalize
 
 __all__ = ["Dataset"]
 
+# the vendor words that open device names (normalized)
+_VENDORS = ("nvidia-", "amd-")
+
+
+def _without_vendor(key: str) -> str | None:
+    """A normalized device name without its vendor word; None if it has none."""
+    for vendor in _VENDORS:
+        if key.startswith(vendor) and len(key) > len(vendor):
+            return key[len(vendor):]
+    return None
+
 
 @dataclass(frozen=True)
 class Dataset:
@@ -27,6 +44,10 @@ class Dataset:
     description: str = ""
     path: str | None = None
     _index: Mapping[str, Hardware] = field(init=False, repr=False, compare=False)
+    # device names without their vendor word, where that names one entry and
+    # is no name or alias of its own ("h100-80gb-hbm3"; never "h100" from a
+    # query "NVIDIA H100": only aliases that carry a vendor are shortened)
+    _bare: Mapping[str, Hardware] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         index: dict[str, Hardware] = {}
@@ -40,6 +61,14 @@ class Dataset:
                     )
                 index[key] = hw
         object.__setattr__(self, "_index", MappingProxyType(index))
+        bare: dict[str, Hardware | None] = {}
+        for key, hw in index.items():
+            short = _without_vendor(key)
+            if short is not None and short not in index:
+                # two entries sharing a shortened name: neither gets it
+                bare[short] = hw if bare.get(short, hw) is hw else None
+        object.__setattr__(self, "_bare", MappingProxyType(
+            {k: hw for k, hw in bare.items() if hw is not None}))
 
     def describe(self) -> str:
         """A readable table of the entries' peaks and bandwidth, for the command line."""
@@ -63,14 +92,15 @@ class Dataset:
         return len(self.entries)
 
     def get(self, name: str) -> Hardware:
-        """Exact (normalized) match on name or alias; no prefix guessing."""
+        """Exact (normalized) match on name or alias, or on a device-name alias
+        without its vendor word; no prefix guessing."""
         if isinstance(name, Hardware):
             return name
         if not isinstance(name, str):
             raise InputTypeError(f"hardware must be a name (str) or a Hardware entry, not "
                                  f"{type(name).__name__} {show(name)}")
         query = normalize(name)
-        hit = self._index.get(query)
+        hit = self._index.get(query) or self._bare.get(query)
         if hit is not None:
             return hit
         # suggestions only: names starting with, then containing the query, then

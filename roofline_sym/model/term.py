@@ -19,22 +19,24 @@ its numeric twin for arrays of rows, compiled from it.
 
 from __future__ import annotations
 
+import enum
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from typing import Any, Callable, Iterator, Literal, Mapping, Sequence, overload
+from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Sequence, overload
 
 import numpy as np
 import sympy
 
 from .. import symbols as S
-from ..validate import expression
+from ..validate import expression, unknown_name
 
 __all__ = [
     "TermId",
     "Work",
     "Term",
     "RegimeSummary",
+    "Regime",
     "REGIMES",
     "REGIME_LETTERS",
     "GEMM_TIME_MODELS",
@@ -45,9 +47,70 @@ __all__ = [
     "roofline_times",
 ]
 
-REGIMES = ("compute", "memory", "launch")
+
+
+class Regime(enum.Flag):
+    """What bounds a time: ``COMPUTE``, ``MEMORY`` or ``LAUNCH``; where the terms
+    of a group differ, their combination (``MEMORY | LAUNCH``).  Written as the
+    regime names joined by ``+`` in this order, or as their letters; the empty
+    combination (no term) is ``-``.
+
+    >>> both = Regime.parse("launch+memory")
+    >>> both == Regime.MEMORY | Regime.LAUNCH, str(both), both.letters
+    (True, 'memory+launch', 'M+L')
+    >>> str(Regime.of(["compute", "memory", "compute"])), Regime.COMPUTE in Regime.of(["compute"])
+    ('compute+memory', True)
+    """
+
+    COMPUTE = 1
+    MEMORY = 2
+    LAUNCH = 4
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The single regimes in it, by name, in the order compute, memory, launch."""
+        return tuple(r.name.lower() for r in _SINGLE if r in self and r.name)
+
+    @property
+    def letters(self) -> str:
+        """``C``, ``M``, ``L`` joined by ``+`` (``-`` for none): tables and legends."""
+        return "+".join(n[0].upper() for n in self.names) or "-"
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        """A sort key: single regimes first by position, combinations after
+        their first member; the empty combination last."""
+        return tuple(REGIMES.index(n) for n in self.names) or (len(REGIMES),)
+
+    def __str__(self) -> str:
+        return "+".join(self.names) or "-"
+
+    @classmethod
+    def parse(cls, text: str) -> "Regime":
+        """From ``compute``, ``memory+launch``, ...; ``""`` or ``-``: none."""
+        if text in ("", "-"):
+            return cls(0)
+        out = cls(0)
+        for part in text.split("+"):
+            if part not in REGIMES:
+                raise unknown_name("regime", part, REGIMES)
+            out |= cls[part.upper()]
+        return out
+
+    @classmethod
+    def of(cls, regimes: Iterable["str | Regime"]) -> "Regime":
+        """The combination of several regimes (names or members)."""
+        out = cls(0)
+        for r in regimes:
+            out |= r if isinstance(r, Regime) else cls.parse(r)
+        return out
+
+
+_SINGLE = (Regime.COMPUTE, Regime.MEMORY, Regime.LAUNCH)
+# the names as terms' pieces, sweeps and break-evens write them
+REGIMES = tuple(str(r) for r in _SINGLE)
 # one-letter labels for tables and plot legends
-REGIME_LETTERS = {"compute": "C", "memory": "M", "launch": "L"}
+REGIME_LETTERS = {str(r): r.letters for r in _SINGLE}
 # roofline: a GEMM costs Max(compute, memory, launch); compute: FLOPs only (the seed)
 GEMM_TIME_MODELS = ("roofline", "compute")
 # per_kernel: every kernel costs Max(bytes / BWeff, L) (torchao); empty_kernels:
@@ -138,11 +201,9 @@ class Work:
         object.__setattr__(self, "flops", expression(self.flops, "Work flops"))
         object.__setattr__(self, "bytes", expression(self.bytes, "Work bytes"))
         if self.kind not in S.KERNEL_KINDS:
-            raise ValueError(f"unknown kernel kind {self.kind!r}; "
-                             f"known: {', '.join(S.KERNEL_KINDS)}")
+            raise unknown_name("kernel kind", self.kind, S.KERNEL_KINDS)
         if self.scaling is not None and self.scaling not in S.SCALING_FAMILIES:
-            raise ValueError(f"unknown scaling family {self.scaling!r}; "
-                             f"known: {', '.join(S.SCALING_FAMILIES)}")
+            raise unknown_name("scaling family", self.scaling, S.SCALING_FAMILIES)
 
 
 def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
@@ -394,8 +455,7 @@ class RegimeSummary:
         low-precision kernels; only those of ``varying`` terms where a group has any."""
         def union(entries: list[tuple[TermId, str]]) -> str:
             pick = [r for t, r in entries if varying(t)] or [r for _, r in entries]
-            got = sorted(set(pick), key=REGIMES.index)
-            return "+".join(got) if got else "-"
+            return str(Regime.of(pick))
 
         gemms = [(t, r) for t, r in self.entries if t.kind == "gemm"]
         kernels = [(t, r) for t, r in self.entries if t.side == "lowp" and t.kind != "gemm"]

@@ -18,12 +18,12 @@ False
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
 import sympy
 
 from ..symbols import K, M, N
+from ..validate import unknown_name
 from .formats import element
 
 __all__ = ["Workload", "WorkloadKernel", "WORKLOADS", "workload", "list_workloads"]
@@ -134,9 +134,7 @@ def workload(name: str | Workload, mode: str | None = None) -> Workload:
     elif name in WORKLOADS:
         w = WORKLOADS[name]
     else:
-        close = difflib.get_close_matches(name, WORKLOADS, n=3)
-        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise ValueError(f"unknown workload {name!r}{hint} (known: {', '.join(WORKLOADS)})")
+        raise unknown_name("workload", name, WORKLOADS)
     if mode is not None and mode not in w.modes:
         raise ValueError(f"workload {w.name!r} is {'/'.join(w.modes)} only, not {mode}; "
                          f"{mode} workloads: {', '.join(list_workloads(mode))}")

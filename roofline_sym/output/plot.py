@@ -39,7 +39,7 @@ from ..model.gemm import Gemm
 from ..model.linear import Linear
 from ..model.presets import describe_models
 from ..model.recipes import gemm_dims, tensor_dims
-from ..model.term import REGIME_LETTERS, REGIMES
+from ..model.term import Regime
 from ..solve import SymbolicBreakEven, breakeven as solve_breakeven
 from ..validate import (SHAPE_MAX, InputTypeError, choice, count, items as listed,
                         positive_number, show)
@@ -576,18 +576,20 @@ _GEMM_HUES = {"compute": "Blues", "memory": "Oranges", "launch": "Greys",
 
 
 def _abbrev(state: str) -> str:
-    return "+".join(REGIME_LETTERS[r] for r in state.split("+")) if state else "-"
+    return Regime.parse(state).letters
 
 
 def _state(labels: list[np.ndarray]) -> np.ndarray:
-    """Per cell, the set of regimes among several terms, as ``compute+memory``."""
+    """Per cell, the combined regime of several terms, written ``compute+memory``
+    (``""`` where there are no terms)."""
     if not labels:
         return np.array("")
     stack = np.stack(labels)
-    out = np.full(stack.shape[1:], "", dtype=object)
-    for r in REGIMES:
-        has = np.any(stack == r, axis=0)
-        out = np.where(has, np.where(out == "", r, out + "+" + r), out)
+    bits = np.zeros(stack.shape[1:], dtype=np.int64)
+    for r in (Regime.COMPUTE, Regime.MEMORY, Regime.LAUNCH):
+        bits |= np.where(np.any(stack == str(r), axis=0), r.value, 0)
+    written = {b: str(Regime(int(b))) if b else "" for b in np.unique(bits).tolist()}
+    out: np.ndarray = np.vectorize(written.__getitem__, otypes=[object])(bits)
     return out
 
 
@@ -629,7 +631,7 @@ def regime_map(model: Linear, *, hw: Hardware | str | None = None,
         cast = np.broadcast_to(cast, mm.shape)
 
         def rank(s: str) -> tuple[int, ...]:
-            return tuple(REGIMES.index(r) for r in s.split("+")) if s else (9,)
+            return Regime.parse(s).order
 
         cats = sorted({(g, c) for g, c in zip(gemm.ravel(), cast.ravel())},
                       key=lambda gc: (rank(gc[0]), rank(gc[1])))
