@@ -22,6 +22,7 @@ from .devices import (
     list_hardware,
     load_hardware,
 )
+from .model.elasticity import sensitivity
 from .model.linear import OUTPUTS, Linear, linear
 from .model.presets import PRESETS, Options, options as _options
 from .model.recipes import MODES, list_recipes as _list_recipes
@@ -60,7 +61,7 @@ __all__ = [
     "breakeven_rows",
     "Hardware", "Dataset", "HardwareError", "UnknownHardwareError",
     "MissingHardwareValueError", "hardware", "list_hardware", "load_hardware",
-    "Linear", "linear", "OUTPUTS", "list_recipes", "MODES", "PRESETS", "Options",
+    "Linear", "linear", "OUTPUTS", "sensitivity", "list_recipes", "MODES", "PRESETS", "Options",
     "Workload", "WORKLOADS", "list_workloads",
     "element", "scaling",
     "ShapeSet", "shape_set", "list_shape_sets", "load_shape_sets", "grid",
