@@ -22,6 +22,7 @@ from .devices import (
     list_hardware,
     load_hardware,
 )
+from .model.elasticity import sensitivity
 from .model.limits import limits
 from .model.linear import OUTPUTS, Linear, linear
 from .model.presets import PRESETS, Options, options as _options
@@ -61,7 +62,8 @@ __all__ = [
     "breakeven_rows",
     "Hardware", "Dataset", "HardwareError", "UnknownHardwareError",
     "MissingHardwareValueError", "hardware", "list_hardware", "load_hardware",
-    "Linear", "linear", "limits", "OUTPUTS", "list_recipes", "MODES", "PRESETS", "Options",
+    "Linear", "linear", "limits", "OUTPUTS", "sensitivity", "list_recipes", "MODES", "PRESETS",
+    "Options",
     "Workload", "WORKLOADS", "list_workloads",
     "element", "scaling",
     "ShapeSet", "shape_set", "list_shape_sets", "load_shape_sets", "grid",

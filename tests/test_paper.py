@@ -120,9 +120,14 @@ def test_long_parts_are_named_and_defined_below():
     m = _model("tensorwise", gpu="h100")
     named = rs.latex(m.speedup, model=m, width=COLUMN).splitlines()
     assert named[1] == r"S &= \frac{T_{\mathrm{bf16}}}{T_{\mathrm{fp8}}} \\"
-    assert named[2].startswith(r"\intertext{where} T_{\mathrm{bf16}} &= 3 \max")
+    bf16 = [rf"t^{{\mathrm{{bf16}}}}_{{{g}}}" for g in ("Y", "dX", "dW")]
+    assert named[2] == r"\intertext{where} T_{\mathrm{bf16}} &= " + " + ".join(bf16) + r" \\"
+    # every term is defined below, once: one row starts with each name
+    heads = [row.split(" &=")[0] for row in named]
+    assert all(heads.count(rs.latex(t.time)) == 1 for t in m.terms)
     generic = rs.latex(m.speedup, width=COLUMN).splitlines()
-    assert generic[1] == r"&\frac{E_{1}}{E_{2}} \\"
+    # the bf16 sum fits the line; the long fp8 sum is named
+    assert generic[1] == r"&\frac{" + " + ".join(bf16) + r"}{E_{1}} \\"
 
 
 def test_without_width_the_inline_latex_is_unchanged():

@@ -203,10 +203,28 @@ def test_regime_map(tmp_path):
     _check_files(fig, tmp_path, "regimes")
 
 
+def test_sensitivity_plot_draws_the_largest_elasticities_along_m(tmp_path):
+    mb = model("rowwise")
+    fig = P.sensitivity_plot(mb, shape=(1024, 4096, 8192), m_range=(64, 16384), points=8, top=3)
+    ax = fig.axes[0]
+    lines = [ln for ln in ax.get_lines() if str(ln.get_gid()).startswith("elasticity ")]
+    assert len(lines) == 3 and ax.get_xscale() == "log"
+    ms = lines[0].get_xdata()
+    assert ms[0] == pytest.approx(64) and ms[-1] == pytest.approx(16384)
+    found = rs.sensitivity(mb, at=(ms, 4096, 8192))
+    peak = sorted((float(np.max(np.abs(v))) for v in found.values()), reverse=True)
+    for ln in lines:  # each line is rs.sensitivity of its symbol, and among the 3 largest
+        values = found[next(x for x in found if ln.get_gid() == f"elasticity {x}")]
+        np.testing.assert_allclose(ln.get_ydata(), values, rtol=1e-12)
+        assert float(np.max(np.abs(values))) >= peak[2]
+    _check_text(fig)
+    _check_files(fig, tmp_path, "sensitivity")
+
+
 @pytest.mark.parametrize("kind", P.PLOT_KINDS)
 def test_plot_cli_writes_each_kind(kind, tmp_path):
     opts = {"heatmap": FAST, "regimes": FAST, "curves": {"points": 6},
-            "roofline": {"shape": (2048, 4096, 4096)}}[kind]
+            "roofline": {"shape": (2048, 4096, 4096)}, "sensitivity": {"points": 6}}[kind]
     out = P.plot_cli(kind, [model()], tmp_path / f"{kind}.svg", **opts, title=None)
     assert out.exists() and out.read_bytes().startswith(b"<?xml")
 

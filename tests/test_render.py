@@ -67,14 +67,20 @@ def test_fp4_recipes_name_their_side_fp4():
 
 
 def test_bound_expressions_have_no_long_floats():
-    tex = R.latex(rs.linear("mxfp8_cublas", fuse=True).on("b200").speedup)
+    # written out (.doit()): the terms' definitions, where the numbers are
+    tex = R.latex(rs.linear("mxfp8_cublas", fuse=True).on("b200").speedup.doit())
     assert not re.search(r"\d\.\d{7,}", tex) and "e-" not in tex and "e+" not in tex
     assert r"\cdot 10^{" in tex
 
 
 def test_gemm_terms_come_before_casts():
-    tex = R.latex(rs.linear("tensorwise", fuse=True).lowp_time)
+    m = rs.linear("tensorwise", fuse=True)
+    tex = R.latex(m.lowp_time.doit())
     assert tex.index(r"P_{\mathrm{fp8}}") < tex.index(r"\eta_{\mathrm{transpose}}")
+    # as names: GEMMs (output, then the backward ones), then kernels by tensor
+    names = R.latex(m.lowp_time).split(" + ")
+    assert names[:4] == [r"t^{\mathrm{fp8}}_{Y}", r"t^{\mathrm{fp8}}_{dX}", r"t^{\mathrm{fp8}}_{dW}",
+                         r"t^{\mathrm{amax}}_{X}"]
 
 
 # -- breakdown ---------------------------------------------------------------------------------
@@ -93,13 +99,16 @@ def test_breakdown_has_one_line_per_term_in_order():
     assert len(term_lines) == len(m.terms)
     # baseline first, then GEMMs before casts on the low-precision side
     heads = [ln.split(" &=")[0] for ln in term_lines]
-    assert heads[:3] == [rf"t^{{\mathrm{{bf16}}}}_{{\mathrm{{{g}}}}}"
-                         for g in ("output", r"grad\_input", r"grad\_weight")]
+    assert heads[:3] == [rf"t^{{\mathrm{{bf16}}}}_{{{g}}}" for g in ("Y", "dX", "dW")]
     assert all(h.startswith(r"t^{\mathrm{fp8}}") for h in heads[3:6])
-    assert all(h.startswith(r"t^{\mathrm{cast}}") for h in heads[6:])
-    for total in (r"T_{\mathrm{bf16}} &=", r"T_{\mathrm{fp8}} &=",
-                  r"S &= \frac{T_{\mathrm{bf16}}}{T_{\mathrm{fp8}}}"):
-        assert total in tex
+    kernels = [k.name for role in ("input", "weight", "grad_output")
+               for k in m.recipe.kernels[role]]
+    assert [h.split("}}_")[0] for h in heads[6:]] == [
+        r"t^{\mathrm{" + k.replace("_", r"\_") for k in kernels]
+    # the speedup, then each side's time as the sum of its terms' names
+    assert lines[1:3] == [r"S &= \frac{T_{\mathrm{bf16}}}{T_{\mathrm{fp8}}} \\",
+                          r"T_{\mathrm{bf16}} &= " + " + ".join(heads[:3]) + r" \\"]
+    assert lines[3].startswith(r"T_{\mathrm{fp8}} &= " + " + ".join(heads[3:6]))
 
 
 def test_model_latex_and_repr_latex():

@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         if args.latex:  # one complete block per quantity, its own name on the left
             label = tex_names.get(key) or term_name(model, key)
             blocks.append(latex(expr, model=model, lhs=label, **paper))
-        else:
-            blocks.append(f"{key} = {expr}")
+        else:  # text: written out (a sum of names reads nothing without its terms)
+            blocks.append(f"{key} = {expr.doit()}")
     print(("\n\n" if args.latex else "\n").join(blocks))
     return 0

@@ -35,17 +35,18 @@ from .recipes import (FUSABLE_ROLES, Kernel, Recipe, gemm_dims, gemm_weight, rec
 from .term import Term, TermId, Work
 from .workloads import Workload, workload as get_workload
 
-__all__ = ["Linear", "linear", "OUTPUTS", "BreakdownPieces"]
+__all__ = ["Linear", "linear", "with_hardware", "OUTPUTS", "BreakdownPieces"]
 
 
 @dataclass(frozen=True)
 class BreakdownPieces:
-    """What a model's LaTeX shows: every term's expression, by side in model
-    order, and the named totals (``OUTPUTS``); the output layer writes it."""
+    """What a model's LaTeX shows: every term (its name prints itself, ``time``;
+    its definition, ``expr``), by side in model order, and the named totals
+    (``OUTPUTS``); the output layer writes it."""
 
     recipe: str
     lowp_label: str
-    terms: tuple[tuple[TermId, sympy.Expr], ...]
+    terms: tuple[Term, ...]
     totals: tuple[tuple[str, sympy.Expr], ...]
 
 
@@ -69,11 +70,19 @@ def _gemm_scale_bytes(r: Recipe, gemm: str, m: sympy.Expr, k: sympy.Expr, n: sym
     return sympy.floor((m * k + copies * k * n) / block) * element(r.gemm_format(gemm)).bytes
 
 
+def _lowp_label(r: Recipe) -> str:
+    dtypes = sorted(r.dtypes - {"bf16"})
+    return dtypes[0] if len(dtypes) == 1 else "lowp"
+
+
 def _terms(r: Recipe, mode: str, fuse: bool, opts: Options, w: Workload,
            groups: int = 1) -> tuple[Term, ...]:
     def price(id: TermId, work: Work) -> Term:
+        # a GEMM's name shows its side's dtype: t^{bf16}, t^{fp8} (even for a GEMM a
+        # recipe keeps in bf16, which is still a low-precision-side term)
+        label = _lowp_label(r) if id.side == "lowp" else "bf16"
         return Term.roofline(id, work, gemm_time=opts.gemm_time, launch_floor=opts.launch_floor,
-                             efficiency=opts.efficiency)
+                             efficiency=opts.efficiency, label=label)
 
     def gemm(name: str, m: sympy.Expr, k: sympy.Expr, n: sympy.Expr, operand: str,
              scale_bytes: sympy.Expr = sympy.Integer(0)) -> Gemm:
@@ -155,7 +164,7 @@ class Linear:
 
     # -- the seven quantities -------------------------------------------------
     def _sum(self, side: str, group: str) -> sympy.Expr:
-        return sympy.Add(*(t.expr for t in self.terms if (t.side, t.group) == (side, group)))
+        return sympy.Add(*(t.time for t in self.terms if (t.side, t.group) == (side, group)))
 
     @cached_property
     def baseline_gemm_time(self) -> sympy.Expr:
@@ -211,8 +220,7 @@ class Linear:
     def lowp_label(self) -> str:
         """The dtype the low-precision side is named by (``fp8``, ``fp4``;
         ``lowp`` for a recipe mixing several)."""
-        dtypes = sorted(self.recipe.dtypes - {"bf16"})
-        return dtypes[0] if len(dtypes) == 1 else "lowp"
+        return _lowp_label(self.recipe)
 
     # -- binding and evaluation ---------------------------------------------
     def on(self, hw: Hardware | str) -> "Linear":
@@ -355,8 +363,7 @@ class Linear:
         return renderers.render(self._latex_pieces_(), width=width, digits=digits)
 
     def _latex_pieces_(self) -> "BreakdownPieces":
-        return BreakdownPieces(self.recipe.name, self.lowp_label,
-                               tuple((t.id, t.expr) for t in self.terms),
+        return BreakdownPieces(self.recipe.name, self.lowp_label, self.terms,
                                tuple(self.expressions.items()))
 
     def _repr_latex_(self) -> str:
@@ -414,6 +421,22 @@ def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool |
     fuse = w.fuse if w.fuse is not None else (opts.fuse if fuse is None else fuse)
     return Linear(r, mode, fuse, preset, opts, _terms(r, mode, fuse, opts, w, groups or 1),
                   workload=w, groups=groups, spec=spec)
+
+
+def with_hardware(model: Any, hw: Hardware | str | None, what: str,
+                  keyword: str = "hardware") -> Linear:
+    """``model`` bound to ``hw`` (a model already bound, when ``hw`` is None): the
+    check ``what`` (a function's name) makes of a model it is given with a
+    ``keyword=`` for hardware."""
+    if not isinstance(model, Linear):
+        raise InputTypeError(f"{what} takes a model from rs.linear(), not "
+                             f"{type(model).__name__} {show(model)}")
+    if hw is None:
+        return model
+    if model.hardware is not None:
+        raise ValueError(f"the model is already bound to {model.hardware.name}; pass the "
+                         f"unbound model with {keyword}=, or no {keyword}=")
+    return model.on(hw)  # checks the GPU runs the recipe
 
 
 def _check_groups(groups: Any) -> int | None:

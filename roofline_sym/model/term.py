@@ -7,6 +7,10 @@ regime pieces (``compute``, ``memory``, ``launch``), so a breakdown, a regime
 label and a break-even split all read the structure instead of taking a
 ``Max`` apart again.
 
+A term's ``time`` is a ``TermTime``: a SymPy expression that prints as
+the term's name and is its roofline ``Max`` on ``.doit()`` (``expr``), so a
+model's totals are short sums of names.
+
 ``roofline_pieces`` is the one place a kernel's time is priced:
 ``Max(F / (P_d eta_d), B / (BW eta_mem), t_launch)``.  ``roofline_times`` is
 its numeric twin for arrays of rows, compiled from it.
@@ -15,6 +19,8 @@ its numeric twin for arrays of rows, compiled from it.
 >>> t = Term.roofline(TermId("lowp", "cast", "input", "amax"), Work(bytes=2 * M * K))
 >>> t.name, t.expr
 ('lowp.cast.input.amax', Max(t_launch, 2*K*M/(BW*eta_mem)))
+>>> t.time, t.time.doit() == t.expr
+(lowp.cast.input.amax, True)
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import sympy
 
 from .. import symbols as S
 from ..validate import expression, unknown_name
+from .term_time import TermTime, roofline_max
 
 __all__ = [
     "TermId",
@@ -340,11 +347,14 @@ def roofline_times(dtype: Any, flops: Any, nbytes: Any, values: Mapping[str, Any
 # -- terms --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Term:
-    """A named time: the maximum of its regime ``pieces``; ``work``: what it does."""
+    """A named time: the maximum of its regime ``pieces``; ``work``: what it does;
+    ``label``: what a GEMM's LaTeX name shows above ``t`` (its side's dtype,
+    ``t^{\mathrm{fp8}}_{\mathrm{output}}``; None: the GEMM's dtype)."""
 
     id: TermId
     pieces: tuple[tuple[str, sympy.Expr], ...]
     work: Work = field(default_factory=Work)
+    label: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, TermId):
@@ -355,10 +365,11 @@ class Term:
 
     @classmethod
     def roofline(cls, id: TermId, work: Work, *, gemm_time: str = "roofline",
-                 launch_floor: str = "per_kernel", efficiency: str = "flat") -> "Term":
+                 launch_floor: str = "per_kernel", efficiency: str = "flat",
+                 label: str | None = None) -> "Term":
         """The term of ``work`` priced by ``roofline_pieces``."""
         return cls(id, roofline_pieces(work, gemm_time=gemm_time, launch_floor=launch_floor,
-                                       efficiency=efficiency), work)
+                                       efficiency=efficiency), work, label)
 
     @property
     def name(self) -> str:
@@ -375,13 +386,18 @@ class Term:
 
     @cached_property
     def expr(self) -> sympy.Expr:
-        exprs = [e for _, e in self.pieces]
-        # evaluate=False: pieces never dominate one another for all shapes, and
-        # SymPy's pairwise comparison of symbolic arguments is slow
-        return exprs[0] if len(exprs) == 1 else sympy.Max(*exprs, evaluate=False)
+        """The time written out: the ``Max`` of the pieces (the term's definition)."""
+        return roofline_max([e for _, e in self.pieces])
+
+    @cached_property
+    def time(self) -> sympy.Expr:
+        """The time as a named SymPy expression (``TermTime``): prints as the
+        term's name, ``.doit()`` is ``expr``; a number once every piece is one."""
+        return TermTime.of(self.name, self.pieces, self.label or self.work.dtype)
 
     def xreplace(self, mapping: Mapping[sympy.Basic, Any]) -> "Term":
-        return Term(self.id, tuple((r, e.xreplace(mapping)) for r, e in self.pieces), self.work)
+        return Term(self.id, tuple((r, e.xreplace(mapping)) for r, e in self.pieces), self.work,
+                    self.label)
 
     def regime(self, values: Mapping[sympy.Basic, Any]) -> str:
         """The regime whose piece is the maximum at numeric ``values``."""

@@ -6,8 +6,9 @@ blocks for display math (``\[ ... \]``), amsmath only, and registers itself
 as their writer, so ``model.latex()`` and ``be.latex()`` use it (``paper``
 writes the complete blocks of a given width).
 
-* ``breakdown(model)`` (also ``model.latex()``): one line per named term,
-  then the totals and the speedup.
+* ``breakdown(model)`` (also ``model.latex()``): the speedup, each side's
+  time as a sum of its terms' names, then one definition per term (the
+  "where" of a paper).
 * ``breakeven_latex(be)`` (also ``be.latex()``): closed form with the
   "faster iff" and regime conditions as ``cases``, or the numeric roots and
   the faster set.
@@ -22,10 +23,10 @@ import sympy
 
 from .. import renderers
 from ..model.linear import BreakdownPieces, Linear
-from ..model.term import TermId
+from ..model.term import Term
 from ..solve.result import BreakEven, BreakEvenPieces
 from ..validate import InputTypeError, show
-from .printer import _float_tex, _rm, _tt, equalities, latex, named_totals, star
+from .printer import _float_tex, _tt, equalities, latex, named_totals, star
 from .printer import latex as _latex
 
 __all__ = ["breakdown", "breakeven_latex", "term_name"]
@@ -33,23 +34,45 @@ __all__ = ["breakdown", "breakeven_latex", "term_name"]
 
 # -- a model's breakdown ---------------------------------------------------------
 def term_name(model: Linear, name: str) -> str:
-    r"""LaTeX name of a model's term, e.g. ``t^{\mathrm{fp8}}_{\mathrm{output}}``.
+    r"""LaTeX name of a model's term (``model.terms``, by its dotted name), e.g.
+    ``t^{\mathrm{fp8}}_{Y}`` for the output GEMM.
 
     >>> import roofline_sym as rs
     >>> print(term_name(rs.linear("rowwise"), "lowp.gemm.output"))
-    t^{\mathrm{fp8}}_{\mathrm{output}}
+    t^{\mathrm{fp8}}_{Y}
     """
     term = next((t for t in model.terms if t.name == name), None)
     if term is None:
         raise ValueError(f"no term {name!r}; terms: {', '.join(t.name for t in model.terms)}")
-    return _term_tex(term.id, model.lowp_label)
+    return latex(term.time)
 
 
-def _term_tex(id: TermId, lowp_label: str) -> str:
-    detail = _rm(",".join(id.detail))
-    if id.kind == "gemm":
-        return rf"t^{{{_rm('bf16' if id.side == 'baseline' else lowp_label)}}}_{{{detail}}}"
-    return rf"t^{{{_rm(id.kind)}}}_{{{detail}}}"
+def side_terms(p: BreakdownPieces, side: str) -> list[Term]:
+    """A side's terms, GEMMs first, each group in model order."""
+    terms = [t for t in p.terms if t.side == side]
+    return sorted(terms, key=lambda t: t.group != "gemm")
+
+
+def side_label(p: BreakdownPieces, side: str) -> str:
+    """``baseline (bf16)`` or ``low precision: tensorwise (fp8)``."""
+    return ("baseline (bf16)" if side == "baseline" else
+            f"low precision: {p.recipe} ({p.lowp_label})")
+
+
+def definitions(p: BreakdownPieces) -> list[tuple[str, list[Term]]]:
+    """``[(side label, terms)]``: the terms to define, each LaTeX name once (a
+    workload kernel runs on both sides, under one name)."""
+    seen: set[str] = set()
+    out = []
+    for side in ("baseline", "lowp"):
+        terms = []
+        for t in side_terms(p, side):
+            tex = latex(t.time)
+            if tex not in seen:
+                seen.add(tex)
+                terms.append(t)
+        out.append((side_label(p, side), terms))
+    return out
 
 
 def _sum_lines(lhs: str, parts: Sequence[str], per_line: int = 3) -> list[str]:
@@ -70,35 +93,22 @@ def write_breakdown(p: BreakdownPieces, *, digits: int | None = None) -> str:
     """The ``aligned`` block of a model's ``BreakdownPieces`` (numbers exact, or
     rounded to ``digits`` significant digits)."""
     nm = {attr: tex for attr, _, tex in named_totals(p)}
-    lines = []
+    lines = [rf"S &= \frac{{{nm['baseline_time']}}}{{{nm['lowp_time']}}}"]
     for side in ("baseline", "lowp"):
-        label = ("baseline (bf16)" if side == "baseline" else
-                 f"low precision: {p.recipe} ({p.lowp_label})")
-        lines.append(rf"&\text{{{_tt(label)}}}")
-        gemms: list[str] = []
-        others: list[str] = []
-        for id, expr in p.terms:
-            if id.side != side:
-                continue
-            tex = _term_tex(id, p.lowp_label)
-            (gemms if id.group == "gemm" else others).append(tex)
-            lines.append(rf"{tex} &= {latex(expr, digits=digits)}")
-        lines += _sum_lines(nm[f"{side}_gemm_time"], gemms)
-        lines += _sum_lines(nm[f"{side}_overhead_time"], others)
-    lines.append(r"&\text{totals}")
-    for side in ("baseline", "lowp"):
-        lines.append(rf"{nm[f'{side}_time']} &= {nm[f'{side}_gemm_time']} + "
-                     rf"{nm[f'{side}_overhead_time']}")
-    lines.append(rf"S &= \frac{{{nm['baseline_time']}}}{{{nm['lowp_time']}}}")
+        lines += _sum_lines(nm[f"{side}_time"], [latex(t.time) for t in side_terms(p, side)])
+    for k, (label, terms) in enumerate(definitions(p)):
+        lines.append(rf"&\text{{{'where, ' * (k == 0)}{_tt(label)}:}}")
+        lines += [rf"{latex(t.time)} &= {latex(t.expr, digits=digits)}" for t in terms]
     return _aligned(lines)
 
 
 def breakdown(model: Any) -> str:
-    r"""A model's cost as an ``aligned`` block: every named term, then the totals.
+    r"""A model's cost as an ``aligned`` block: the speedup ``S``, each side's
+    time ``T`` as a sum of its terms' names, then every term's definition.
 
     Baseline (bf16) first, then the low-precision side; within each, GEMMs
-    then the other kernels (casts, activation); then ``T`` totals and the
-    speedup ``S``.  For display math (``\[ ... \]``), amsmath only.
+    then the other kernels (casts, activation).  For display math
+    (``\[ ... \]``), amsmath only.
 
     >>> import roofline_sym as rs
     >>> tex = breakdown(rs.linear("tensorwise", mode="inference"))

@@ -6,7 +6,8 @@ within ``width`` in a two-column article: sums and relations break across
 lines, a sub-expression too long for a line is named and defined below it
 (``where E_{1} = ...``, or the model's own names: ``T_{\mathrm{fp8}}``,
 ``t^{\mathrm{cast}}_{\mathrm{input,amax}}``), numbers are rounded to
-``digits`` significant digits (4 unless given) and symbols stay symbols.
+``digits`` significant digits (4 unless given) and symbols stay symbols; a
+model's terms print as their names and are defined below, one row each.
 This module registers the writers of such blocks; ``renderers`` imports it
 the first time one is asked for.
 
@@ -26,13 +27,13 @@ import sympy
 from .. import renderers
 from .. import symbols as S
 from ..model.linear import BreakdownPieces
-from ..model.term import TermId
+from ..model.term_time import TermTime
 from ..solve.result import BreakEvenPieces
 from ..validate import expression
-from .blocks import _term_tex
+from .blocks import definitions, side_terms
 from .layout import Block, measure, width_pt
-from .printer import (ExpressionPieces, _float_tex, _Printer, _shape_degree, _tt, equalities,
-                      named_totals, rounded, star)
+from .printer import (ExpressionPieces, _float_tex, _name_parts, _Printer, _shape_degree, _tt,
+                      equalities, model_pieces, named_totals, rounded, star)
 from .printer import latex as inline_latex
 
 __all__ = ["DIGITS", "expression_block", "breakdown_block", "breakeven_block"]
@@ -134,19 +135,21 @@ class _Layout:
 
     def __init__(self, width: float, digits: int, names: Sequence[tuple[Any, str]] = (),
                  symbol_names: dict[sympy.Symbol, str] | None = None,
-                 cache: dict[sympy.Expr, str] | None = None) -> None:
+                 cache: dict[sympy.Expr, str] | None = None,
+                 rank: Mapping[sympy.Basic, int] | None = None) -> None:
         self.width = width - _MARGIN
         self.digits = digits
         self.candidates = [(e, t) for e, t in names if e != 0]
         # shared by the passes of one block: a symbol's name never changes
         self.symbol_names: dict[sympy.Symbol, str] = {} if symbol_names is None else symbol_names
-        self.printer = _Printer({"symbol_names": self.symbol_names}, digits=digits)
+        self.printer = _Printer({"symbol_names": self.symbol_names}, rank, digits=digits)
         self.pending: list[tuple[str, sympy.Expr]] = []
         self.defined: dict[sympy.Expr, str] = {}
         self.count = 0
         self._tex: dict[sympy.Expr, str] = {} if cache is None else cache
         self.lhs_col = 0.0       # width of the lhs column (aligned rows)
         self.flush = False        # rows flush left: "& lhs = rhs"
+        self.said_where = False   # "where" written once per block
 
     # -- printing and measuring
     def tex(self, expr: sympy.Expr) -> str:
@@ -314,13 +317,28 @@ class _Layout:
 
     def definitions(self, block: Block, intro: str = "where") -> None:
         """Rows defining every name introduced so far (and those they introduce)."""
-        said = False
         while self.pending:
             tex, expr = self.pending.pop(0)
-            if not said and intro:
+            if not self.said_where and intro:
                 block.text(intro)
-                said = True
+                self.said_where = True
             self.rows(block, tex, "=", expr)
+
+    def terms(self, block: Block, terms: Sequence[TermTime], intro: str = "where") -> None:
+        """One row per model term, ``t^{...}_{...} = \\max(...)``, each name once,
+        then the names their rows introduced."""
+        seen: set[str] = set()
+        for t in terms:
+            tex = self.tex(t)
+            if tex in seen:
+                continue
+            seen.add(tex)
+            self.defined.setdefault(t, tex)  # its width sets the name column (_fit)
+            if not self.said_where and intro:
+                block.text(intro)
+                self.said_where = True
+            self.rows(block, tex, "=", t.definition)
+        self.definitions(block, intro)
 
 
 _LARGE = 80  # nodes: a tree this large is wider than any line
@@ -338,7 +356,8 @@ def _size(expr: sympy.Expr) -> int:
 
 def _fit(width: Any, digits: int | None, names: Sequence[tuple[Any, str]],
          lhs_names: Sequence[str], build: Callable[[_Layout, Block], None],
-         symbol_names: Mapping[sympy.Symbol, str] | None = None) -> str:
+         symbol_names: Mapping[sympy.Symbol, str] | None = None,
+         rank: Mapping[sympy.Basic, int] | None = None) -> str:
     """Lay a block out: rows aligned at their relation while the names are short,
     flush left otherwise; again with a wider name column if a definition needs it."""
     total = width_pt(width)
@@ -347,7 +366,7 @@ def _fit(width: Any, digits: int | None, names: Sequence[tuple[Any, str]],
     shared_names = dict(symbol_names or {})
     cache: dict[sympy.Expr, str] = {}
     for _ in range(4):
-        lay = _Layout(total, digits, names, shared_names, cache)
+        lay = _Layout(total, digits, names, shared_names, cache, rank)
         lay.lhs_col = lhs_col
         lay.flush = lhs_col > _FLUSH * total
         block = Block()
@@ -363,78 +382,75 @@ def _fit(width: Any, digits: int | None, names: Sequence[tuple[Any, str]],
 def expression_block(expr: Any, width: Any = r"\columnwidth", *, digits: int | None = None,
                      model: Any = None, lhs: str | None = None,
                      symbol_names: Mapping[sympy.Symbol, str] | None = None) -> str:
-    r"""An expression as an ``align*`` block that fits ``width``.
+    r"""An expression as an ``align*`` block that fits ``width``; the model terms in
+    it are defined below it, one row each.
 
     ``lhs``: the LaTeX of what it equals (default: the model's name for it
     when ``model`` is given and ``expr`` is one of its totals or its speedup).
-    With ``model``, sub-expressions named are the model's totals and terms.
+    With ``model``, the model's totals in ``expr`` print as their names
+    (defined below as sums of terms) and the terms come in the model's order.
 
     >>> import roofline_sym as rs
     >>> m = rs.linear("tensorwise", preset="torchao").on("NVIDIA H100")
-    >>> print(expression_block(m.lowp_overhead_time, model=m).splitlines()[1])
-    T^{\mathrm{ovhd}}_{\mathrm{fp8}} &= \max\left(\frac{K M}{1.104 \cdot 10^{12}}, 2 \cdot 10^{-6}\right) \\
+    >>> rows = expression_block(m.lowp_overhead_time, model=m).splitlines()
+    >>> print(rows[1][:57])
+    T^{\mathrm{ovhd}}_{\mathrm{fp8}} &= t^{\mathrm{amax}}_{X}
+    >>> print(rows[-2])
+    t^{\mathrm{cast\_dim0\_dim1}}_{dY} &= \max\left(\frac{M N}{5.52 \cdot 10^{11}}, 2 \cdot 10^{-6}\right)
     """
     expr = expression(expr, "expression_block: the expression")  # text: a whitelist
-    names: list[tuple[Any, str]] = []
+    totals: list[tuple[sympy.Expr, str]] = []
+    rank: dict[sympy.Basic, int] = {}
     if model is not None:
-        pieces = model._latex_pieces_()
-        totals = named_totals(pieces)
-        names = [(e, t) for _, e, t in totals] + _term_names(pieces)
+        pieces = model_pieces(model)
+        totals = [(e, t) for _, e, t in named_totals(pieces)]
+        rank = {t.time: j for j, t in enumerate(pieces.terms)}
         if lhs is None:
-            lhs = next((t for _, e, t in totals if e == expr), None)
+            lhs = next((t for e, t in totals if e == expr), None)
             if lhs is None and expr == model.speedup:
                 lhs = "S"
-        if lhs is not None:
-            names = [(e, t) for e, t in names if t != lhs]
+        totals = [(e, t) for e, t in totals if t != lhs]
+    # the model's terms (and the totals' terms), in its order, else as printed
+    terms = sorted(expr.atoms(TermTime), key=lambda t: (rank.get(t, len(rank)), t.order))
 
     def build(lay: _Layout, block: Block) -> None:
-        lay.rows(block, lhs, "=", expr)
+        # the model's totals as names (never the whole expression), defined below
+        named = [(e, sympy.Dummy("total", positive=True)) for e, _ in totals]
+        body = _name_parts(expr, named)
+        for (e, _), (_, sym) in zip(totals, named):
+            if body.has(sym):
+                lay.symbol_names[sym] = lay.name(e)  # the total's own name, defined below
+        lay.rows(block, lhs, "=", body)
         lay.definitions(block)
+        lay.terms(block, terms)
 
     # the names a definition is likely to get, so that one pass usually does
-    likely = [lhs or "", "E_{9}", *(t for e, t in names[:6])]
-    return _fit(width, digits, names, likely, build, symbol_names)
-
-
-def _term_names(p: BreakdownPieces) -> list[tuple[sympy.Expr, str]]:
-    return [(e, _term_tex(id, p.lowp_label)) for id, e in p.terms]
+    likely = [lhs or "", "E_{9}", *(t for _, t in totals[:6]),
+              *(sympy.latex(t) for t in terms[:6])]
+    return _fit(width, digits, totals, likely, build, symbol_names, rank)
 
 
 # -- a model's breakdown -----------------------------------------------------------
 def breakdown_block(p: BreakdownPieces, width: Any = r"\columnwidth", *,
                     digits: int | None = None) -> str:
-    """A model's breakdown (speedup, totals, every term) as a block that fits ``width``."""
+    """A model's breakdown as a block that fits ``width``: the speedup, each side's
+    time as a sum of its terms' names, then every term's definition."""
     nm = {attr: tex for attr, _, tex in named_totals(p)}
-    def term_tex(id: TermId) -> str:
-        return _term_tex(id, p.lowp_label)
-
-    lhs_names = ["S", *nm.values(), *(term_tex(id) for id, _ in p.terms)]
-    totals = dict(p.totals)
+    lhs_names = ["S", *nm.values(), *(sympy.latex(t.time) for t in p.terms)]
 
     def build(lay: _Layout, block: Block) -> None:
         lay.rows(block, "S", "=", sympy.Mul(
             _sym(lay, nm["baseline_time"]),
             sympy.Pow(_sym(lay, nm["lowp_time"]), -1, evaluate=False), evaluate=False))
         for side in ("baseline", "lowp"):
-            lay.rows(block, nm[f"{side}_time"], "=", sympy.Add(
-                _sym(lay, nm[f"{side}_gemm_time"]), _sym(lay, nm[f"{side}_overhead_time"]),
-                evaluate=False))
-        for side in ("baseline", "lowp"):
-            label = ("baseline (bf16)" if side == "baseline" else
-                     f"low precision: {p.recipe} ({p.lowp_label})")
-            block.text(_tt(label) + ":")
-            gemms = [(id, e) for id, e in p.terms if id.side == side and id.group == "gemm"]
-            others = [(id, e) for id, e in p.terms if id.side == side and id.group != "gemm"]
-            for group, members in (("gemm", gemms), ("overhead", others)):
-                total = nm[f"{side}_{group}_time"]
-                if not members:
-                    lay.rows(block, total, "=", totals[f"{side}_{group}_time"])
-                    continue
-                lay.rows(block, total, "=", sympy.Add(
-                    *(_sym(lay, term_tex(id)) for id, _ in members), evaluate=False))
-            for id, e in gemms + others:
-                lay.rows(block, term_tex(id), "=", e)
-        lay.definitions(block)
+            # placeholders made in model order print in it (Dummies sort by creation)
+            names = [_sym(lay, lay.tex(t.time)) for t in side_terms(p, side)]
+            lay.rows(block, nm[f"{side}_time"], "=",
+                     sympy.Add(*names, evaluate=False) if names else sympy.Integer(0))
+        for k, (label, terms) in enumerate(definitions(p)):
+            block.text(("where, " if k == 0 else "") + _tt(label) + ":")
+            lay.said_where = True
+            lay.terms(block, [t.time for t in terms], intro="")
 
     return _fit(width, digits, [], lhs_names, build)
 

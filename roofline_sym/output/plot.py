@@ -13,6 +13,8 @@ PDF by suffix; ``style()`` and ``new_axes()`` give other figures the same look.
 * ``roofline(model, shape)``: arithmetic intensity vs FLOP/s, the bf16 / fp8 /
   fp4 roofs and the bandwidth slope, each GEMM and cast kernel placed on it.
 * ``regime_map(model)``: which regime the low-precision GEMMs / casts are in.
+* ``sensitivity_plot(model)``: the elasticity of the speedup to each hardware
+  number (``rs.sensitivity``) along M, the largest ones.
 * ``plot_cli(kind, models, out_path, **opts)``: one entry point for the CLI.
 
 Shapes: M is the number of rows (tokens), K = N the layer's width; all three
@@ -36,7 +38,8 @@ import sympy
 from .. import symbols as S
 from ..devices import Hardware
 from ..model.gemm import Gemm
-from ..model.linear import Linear
+from ..model.elasticity import sensitivity
+from ..model.linear import Linear, with_hardware
 from ..model.presets import describe_models
 from ..model.recipes import gemm_dims, tensor_dims
 from ..model.term import Regime
@@ -57,6 +60,7 @@ __all__ = [
     "breakeven_curve",
     "roofline",
     "regime_map",
+    "sensitivity_plot",
     "save",
     "style",
     "new_axes",
@@ -67,7 +71,7 @@ __all__ = [
 ]
 
 COLUMN_WIDTH = 3.5  # inches: one column of a two-column paper
-PLOT_KINDS = ("heatmap", "curves", "roofline", "regimes")
+PLOT_KINDS = ("heatmap", "curves", "roofline", "regimes", "sensitivity")
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 
 _RC = {
@@ -145,18 +149,11 @@ def output_format(path: str | os.PathLike[str]) -> str:
 
 
 def _bound(model: Any, hw: Hardware | str | None = None) -> Linear:
-    if not isinstance(model, Linear):
-        raise InputTypeError(f"expected a model from rs.linear(), not {type(model).__name__} "
-                             f"{show(model)}")
-    if hw is not None:
-        if model.hardware is not None:
-            raise ValueError(f"the model is already bound to {model.hardware.name}; "
-                             "pass the unbound model with hw=, or no hw=")
-        return model.on(hw)
-    if model.hardware is None:
+    bound = with_hardware(model, hw, "a plot", keyword="hw")
+    if bound.hardware is None:
         raise ValueError("plots need numbers: bind a GPU first (model.on('h100')) or "
                          "pass hw='h100'")
-    return model
+    return bound
 
 
 def _gpu(mb: Linear) -> Hardware:
@@ -671,6 +668,39 @@ def regime_map(model: Linear, *, hw: Hardware | str | None = None,
     return fig
 
 
+# -- sensitivities ----------------------------------------------------------------------------
+def sensitivity_plot(model: Linear, *, hw: Hardware | str | None = None,
+                     shape: Any = (8192, 8192, 8192), m_range: Any = (16, 65536),
+                     points: int = 64, top: int = 6, ax: Axes | None = None,
+                     title: str | None = None, width: float = COLUMN_WIDTH,
+                     height: float = 2.6) -> Figure:
+    """The elasticity ``d ln speedup / d ln x`` of the ``top`` hardware numbers
+    (largest anywhere on the axis) along M, at the K and N of ``shape`` (its M
+    is marked).  Returns the Figure.
+    """
+    mb = _bound(model, hw)
+    m_lo, m_hi = _range(m_range, "m_range")
+    shape = tuple(positive_number(v, f"shape {d}", SHAPE_MAX) for d, v in zip("MKN", shape))
+    top = count(top, "top", minimum=1, maximum=64)
+    ms = np.geomspace(m_lo, m_hi, _points(points))
+    found = sensitivity(mb, at=(ms, shape[1], shape[2]))
+    shown = sorted(found, key=lambda x: (-float(np.max(np.abs(found[x]))), str(x)))[:top]
+    with style():
+        fig, ax = new_axes(width, height, ax)
+        for x in shown:
+            ax.plot(ms, found[x], label=f"${S.latex_name(x)}$", gid=f"elasticity {x}")
+        ax.axhline(0.0, color="0.6", lw=0.6)
+        if m_lo <= shape[0] <= m_hi:
+            ax.axvline(shape[0], color="0.6", lw=0.6, ls=":")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(_M_LABEL)
+        ax.set_ylabel(r"$\partial \ln S / \partial \ln x$")
+        ax.set_title(title if title is not None else
+                     f"{_describe(mb)}, K = {shape[1]:g}, N = {shape[2]:g}")
+        ax.legend(loc="best", ncol=2, frameon=False, handlelength=1.5)
+    return fig
+
+
 # -- output -------------------------------------------------------------------------------
 def save(fig: Figure, path: str | os.PathLike[str], *, dpi: int = 300) -> Path:
     """Write ``fig`` to ``path``; the format comes from the suffix (.png, .svg, .pdf)."""
@@ -684,7 +714,7 @@ def save(fig: Figure, path: str | os.PathLike[str], *, dpi: int = 300) -> Path:
 def plot_cli(kind: str, models: Any, out_path: str | os.PathLike[str], **opts: Any) -> Path:
     """Draw one kind of figure and save it: the entry point of ``roofline-sym plot``.
 
-    ``kind``: ``heatmap``, ``curves``, ``roofline`` or ``regimes``.
+    ``kind``: ``heatmap``, ``curves``, ``roofline``, ``regimes`` or ``sensitivity``.
     ``models``: bound models (``rs.linear(...).on(gpu)``); ``curves`` takes
     any number (one curve each), the others exactly one.  ``out_path``: a
     .png, .svg or .pdf file.  ``opts``: keyword options of the plotting
@@ -695,7 +725,7 @@ def plot_cli(kind: str, models: Any, out_path: str | os.PathLike[str], **opts: A
     """
     funcs: dict[str, Callable[..., Figure]] = {
         "heatmap": speedup_heatmap, "curves": breakeven_curves, "roofline": roofline,
-        "regimes": regime_map}
+        "regimes": regime_map, "sensitivity": sensitivity_plot}
     choice(kind, tuple(funcs), "plot kind")
     path = Path(out_path)
     if path.suffix.lower() not in FORMATS:

@@ -2,8 +2,9 @@ r"""The expression printer: model expressions as readable LaTeX, exactly.
 
 Hardware symbols print by name (``P_{\mathrm{fp8}}``, ``\mathrm{BW}``,
 ``\eta_{\mathrm{mem}}``, ``t_{\mathrm{launch}}``), numbers stay exact
-(``\frac{1}{5 \cdot 10^{5}}``, never a 16-digit float), GEMM terms come
-before cast terms; ``model=`` names the model's sub-expressions
+(``\frac{1}{5 \cdot 10^{5}}``, never a 16-digit float), a model's terms
+print as their names (``TermTime._latex``: ``t^{\mathrm{amax}}_{X}``), GEMM
+terms before kernel terms; ``model=`` names the model's totals
 (``T^{\mathrm{gemm}}_{\mathrm{bf16}}``).  An object with LaTeX pieces (a
 model, a break-even result) is written by the writer registered for them.
 
@@ -29,10 +30,11 @@ from sympy.printing.latex import LatexPrinter
 from .. import renderers
 from .. import symbols as S
 from ..model.linear import BreakdownPieces
+from ..model.term_time import TermTime, tex_text
 from ..validate import InputTypeError, expression, show
 
-__all__ = ["latex", "latex_preamble", "ExpressionPieces", "names", "star", "equalities",
-           "rounded"]
+__all__ = ["latex", "latex_preamble", "ExpressionPieces", "names", "model_pieces", "star",
+           "equalities", "rounded"]
 
 _SHAPES = set(S.SHAPE_SYMBOLS) | {S.x}
 
@@ -122,7 +124,7 @@ class _Printer(LatexPrinter):  # type: ignore[misc]  # SymPy is untyped: LatexPr
     """SymPy's LaTeX printer with exact readable numbers and model-aware order."""
 
     def __init__(self, settings: Mapping[str, Any] | None = None,
-                 rank: Mapping[sympy.Symbol, int] | None = None,
+                 rank: Mapping[sympy.Basic, int] | None = None,
                  digits: int | None = None) -> None:
         super().__init__(settings)
         self._rank = dict(rank or {})
@@ -143,12 +145,18 @@ class _Printer(LatexPrinter):  # type: ignore[misc]  # SymPy is untyped: LatexPr
             return _float_tex(float(expr))
         return _float_tex(float(expr), self._digits, short=True)
 
-    def _group(self, term: sympy.Basic) -> tuple[int, int]:
-        named = [self._rank[s] for s in term.free_symbols if s in self._rank]
+    def _group(self, term: sympy.Basic) -> tuple[int, Any]:
+        # a named total (a ranked symbol), or a term (a ranked TermTime, alone or
+        # with a coefficient)
+        terms = [f for f in sympy.Mul.make_args(term) if isinstance(f, TermTime)]
+        named = [self._rank[s] for s in term.free_symbols | set(terms) if s in self._rank]
         if named:
             return (0, min(named))
         if term.is_number:
             return (3, 0)
+        if terms:  # a model's term: GEMMs, then kernels, each in its natural order
+            order = min(t.order for t in terms)
+            return (1 + order[1], order)
         return (1, 0) if _is_gemm_like(term) else (2, 0)
 
     def _as_ordered_terms(self, expr: sympy.Expr, order: Any = None) -> list[sympy.Expr]:
@@ -171,23 +179,7 @@ class _Printer(LatexPrinter):  # type: ignore[misc]  # SymPy is untyped: LatexPr
 
 
 # -- named sub-expressions -------------------------------------------------------
-def _tt(text: str) -> str:
-    """Text for ``\\mathrm{}`` / ``\\text{}``: LaTeX specials escaped."""
-    out = []
-    for ch in str(text):
-        if ch in "_&%#$":
-            out.append("\\" + ch)
-        elif ch in "{}":
-            out.append("\\" + ch)
-        elif ch == "~":
-            out.append(r"\textasciitilde{}")
-        elif ch == "^":
-            out.append(r"\textasciicircum{}")
-        elif ch == "\\":
-            out.append(r"\textbackslash{}")
-        else:
-            out.append(ch)
-    return "".join(out)
+_tt = tex_text  # text for \mathrm{} and \text{}, escaped
 
 
 def _rm(text: str) -> str:
@@ -219,12 +211,17 @@ def names(model: Any) -> list[tuple[str, sympy.Expr, str]]:
     >>> [tex for _, _, tex in names(rs.linear("tensorwise"))][:2]
     ['T_{\\mathrm{bf16}}', 'T_{\\mathrm{fp8}}']
     """
+    return named_totals(model_pieces(model))
+
+
+def model_pieces(model: Any) -> BreakdownPieces:
+    """A model's ``BreakdownPieces`` (its terms and totals); anything else is refused."""
     pieces = getattr(model, "_latex_pieces_", None)
     pieces = pieces() if callable(pieces) else None
-    if pieces is None or not hasattr(pieces, "totals"):
+    if not isinstance(pieces, BreakdownPieces):
         raise InputTypeError(f"model= takes a model from rs.linear(), not "
                              f"{type(model).__name__} {show(model)}")
-    return named_totals(pieces)
+    return pieces
 
 
 def _name_parts(expr: sympy.Expr,
@@ -277,9 +274,11 @@ def latex(expr: Any, *, model: Any = None,
           width: Any = None, digits: int | None = None, lhs: str | None = None) -> str:
     r"""Readable LaTeX of a model expression (or of a model / break-even result).
 
-    Hardware symbols print by name (``\mathrm{BW}``), numbers stay exact, GEMM
-    terms come before cast terms.  With ``model=``, the model's totals in
-    ``expr`` print as named symbols (``T^{\mathrm{gemm}}_{\mathrm{bf16}}``).
+    Hardware symbols print by name (``\mathrm{BW}``), numbers stay exact, a
+    model's terms print as their names (``t^{\mathrm{fp8}}_{Y}``; ``.doit()``
+    writes them out), GEMM terms come before cast terms.  With ``model=``, the
+    model's totals in ``expr`` print as named symbols
+    (``T^{\mathrm{gemm}}_{\mathrm{bf16}}``) and its terms in its order.
     A ``Linear`` renders as its ``breakdown``; a ``BreakEven`` as its
     ``latex()`` (anything offering ``_latex_pieces_()``, by the writer
     registered for its pieces).  ``digits``: round numbers to that many
@@ -318,14 +317,17 @@ def latex(expr: Any, *, model: Any = None,
     if digits is not None:
         expr = rounded(expr)
     symnames = {s: S.latex_name(s) for s in expr.free_symbols if S.is_hardware_symbol(s)}
-    rank: dict[sympy.Symbol, int] = {}
+    rank: dict[sympy.Basic, int] = {}
     if model is not None:
+        pieces = model_pieces(model)
         placeholders = []
-        for i, (attr, e, tex) in enumerate(names(model)):
+        for i, (attr, e, tex) in enumerate(named_totals(pieces)):
             sym = sympy.Dummy(attr, positive=True)
             placeholders.append((e, sym))
             symnames[sym] = tex
             rank[sym] = i
+        # the terms in the model's order, after its totals
+        rank.update({t.time: len(rank) + j for j, t in enumerate(pieces.terms)})
         expr = _name_parts(expr, placeholders)
     symnames.update(symbol_names or {})
     printer = _Printer({"symbol_names": symnames}, rank, digits)
