@@ -21,13 +21,9 @@ numba is imported here, and only when a kernel is compiled.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import os
-import shutil
 import stat
 import sys
-import tempfile
 import threading
 import types
 from functools import lru_cache
@@ -39,7 +35,7 @@ __all__ = ["available", "loaded", "compile_kernel", "kernel_dir", "entry_name", 
 
 # bumped when the layout of an entry changes
 _FORMAT = "1"
-# kernels compiled or loaded in this process, by entry name
+# kernels compiled or loaded in this process, by a hash of their source
 _KERNELS: dict[str, Callable[..., Any]] = {}
 _LOCK = threading.RLock()
 
@@ -51,6 +47,8 @@ class MissingNumbaError(ImportError):
 @lru_cache(maxsize=1)
 def available() -> bool:
     """Whether numba can be imported (without importing it)."""
+    import importlib.util
+
     return importlib.util.find_spec("numba") is not None
 
 
@@ -66,14 +64,26 @@ def _numba() -> Any:
 def entry_name(source: str) -> str:
     """The name of ``source``'s cache entry: a hash of it, of numba's version (the
     machine code's format) and of Python's."""
-    numba_version = _numba().__version__ if available() else "none"
+    import hashlib
+    import importlib.metadata  # here: it imports the email package
+
+    try:
+        numba_version = importlib.metadata.version("numba")
+    except importlib.metadata.PackageNotFoundError:
+        numba_version = "none"
     key = "\0".join([_FORMAT, numba_version, sys.version, source])
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
+def _key(source: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
 def loaded(source: str) -> bool:
     """Whether ``source``'s kernel is compiled (or loaded) in this process."""
-    return available() and entry_name(source) in _KERNELS
+    return _key(source) in _KERNELS
 
 
 def forget() -> int:
@@ -119,11 +129,12 @@ def compile_kernel(source: str) -> Callable[..., Any]:
     """``source``'s function ``kernel`` compiled by numba (nogil, IEEE arithmetic:
     no fast-math, numpy's rules for division by zero), from the disk cache
     where an entry holds exactly this source, else compiled and kept there."""
-    name = entry_name(source)
+    key = _key(source)
     with _LOCK:
-        if name in _KERNELS:
-            return _KERNELS[name]
+        if key in _KERNELS:
+            return _KERNELS[key]
         numba = _numba()
+        name = entry_name(source)
         folder = kernel_dir()
         path = _entry(folder / name, source) if folder is not None else None
         module = types.ModuleType(f"roofline_sym_kernel_{name}")
@@ -136,7 +147,7 @@ def compile_kernel(source: str) -> Callable[..., Any]:
         sys.modules[module.__name__] = module
         kernel: Callable[..., Any] = numba.njit(nogil=True, cache=path is not None,
                                                 error_model="numpy")(module.__dict__["kernel"])
-        _KERNELS[name] = kernel
+        _KERNELS[key] = kernel
         return kernel
 
 
@@ -144,6 +155,9 @@ def _entry(folder: Path, source: str) -> Path | None:
     """The entry's ``kernel.py``, holding exactly ``source``: kept if it does,
     else (a foreign or broken entry) the folder is emptied and written afresh.
     None where the entry cannot be written."""
+    import shutil
+    import tempfile
+
     path = folder / "kernel.py"
     try:
         if folder.is_dir() and not folder.is_symlink() and _private(folder):

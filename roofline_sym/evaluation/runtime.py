@@ -31,8 +31,7 @@ from __future__ import annotations
 import numbers
 import os
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Hashable, Iterator, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -41,6 +40,9 @@ from ..validate import (SHAPE_MAX, InputTypeError, broadcast_shape, hardware_arr
 from . import cache
 from .operations import SHAPES
 from .program import Program
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 __all__ = ["Run", "CHUNK", "ENGINES", "MAX_THREADS", "Evaluator", "output_names", "fast_pays",
            "release_scratch", "usable_cpus"]
@@ -251,11 +253,10 @@ class Run:
         if engine == "numba" and not fusable:
             raise ValueError("engine='numba' takes float64 shapes and one value per hardware "
                              "symbol (no per-shape arrays), and no term times")
-        if fusable and engine != "numpy":
+        if fusable and (engine == "numba" or (size >= FAST_MIN_LOADED and cache.available())):
             source = program.fused_source(tuple(f is None for f in fixed[:3]),
                                           ev.group_members if terms else ())
-            if engine == "numba" or (cache.available() and fast_pays(
-                    size, cache.loaded(source), program.numpy_shapes)):
+            if engine == "numba" or fast_pays(size, cache.loaded(source), program.numpy_shapes):
                 part.kernel = cache.compile_kernel(source)
         if part.kernel is None:
             program.numpy_shapes += size  # a benign race: a count to decide by
@@ -412,6 +413,8 @@ def _pool() -> ThreadPoolExecutor:
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
+            from concurrent.futures import ThreadPoolExecutor  # here: it imports logging
+
             _POOL = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="roofline_sym")
         return _POOL
 
