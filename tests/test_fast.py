@@ -209,8 +209,10 @@ def test_auto_takes_the_kernel_once_the_numpy_work_would_have_paid_for_it(kernel
     Ms, Ks, Ns = _shapes(3 * runtime.CHUNK, seed=3)
     toy.evaluate(Ms, Ks, Ns, outputs="ratio")
     assert program.numpy_shapes == 3 * runtime.CHUNK and not kernels.exists()
-    toy.evaluate(Ms, Ks, Ns, outputs="ratio")  # 6 chunks of numpy work: now it pays
-    assert program.numpy_shapes == 3 * runtime.CHUNK
+    toy.evaluate(Ms, Ks, Ns, outputs="ratio", engine="numpy")  # asked for numpy: numpy
+    assert program.numpy_shapes == 6 * runtime.CHUNK and not kernels.exists()
+    toy.evaluate(Ms, Ks, Ns, outputs="ratio")  # numpy work beyond its cost: now it pays
+    assert program.numpy_shapes == 6 * runtime.CHUNK
     assert len(list(kernels.glob("*/kernel.py"))) == 1
 
 

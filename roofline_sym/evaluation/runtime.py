@@ -253,7 +253,8 @@ class Run:
         if engine == "numba" and not fusable:
             raise ValueError("engine='numba' takes float64 shapes and one value per hardware "
                              "symbol (no per-shape arrays), and no term times")
-        if fusable and (engine == "numba" or (size >= FAST_MIN_LOADED and cache.available())):
+        if fusable and (engine == "numba" or (engine == "auto" and size >= FAST_MIN_LOADED
+                                              and cache.available())):
             source = program.fused_source(tuple(f is None for f in fixed[:3]),
                                           ev.group_members if terms else ())
             if engine == "numba" or fast_pays(size, cache.loaded(source), program.numpy_shapes):
