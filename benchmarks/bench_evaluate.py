@@ -18,13 +18,26 @@ not a test (see benchmarks/README.md for what it measures and how to read it).
    recipe, bound, compiled and evaluated; how many compilations that took.
 4. ``sweep`` of those models over torchao's 512-shape ``sweep`` set, cold and
    warm.
+5. Threads and the fused kernel (``--fast-sizes``, on ``--threads`` cores), on
+   the wall clock, side by side against the hand version: ``evaluate`` with
+   numpy on 1 and on N threads, with numba's fused kernel on 1 and N
+   threads, and the memory floor: a numba kernel that only reads M, K, N and
+   writes their product (on 1 and N threads); each verified equal to the hand
+   version first (1e-12 relative).  Then the kernel's first call in a fresh
+   process with an empty cache (compilation), in a second process (loaded from
+   the disk cache), and warm.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
+import threading
 import time
 import tracemalloc
 
@@ -32,7 +45,7 @@ import numpy as np
 from numpy import add, divide, maximum, multiply
 
 import roofline_sym as rs
-from roofline_sym.model.compiled import CHUNK, release_scratch
+from roofline_sym.evaluation.runtime import CHUNK, release_scratch
 from roofline_sym.numeric.sweep import model_grid, sweep
 
 # torchao 0.18, "NVIDIA H100" (cost-models.md 2.1): dense peaks, one GEMM
@@ -157,6 +170,118 @@ def side_by_side(fns: dict, repeat: int, clock=time.process_time) -> dict[str, l
     return times
 
 
+def wall(fns: dict, repeat: int) -> dict[str, float]:
+    """Median wall-clock seconds of each function, interleaved (threads: the
+    process's CPU time would add theirs up)."""
+    return {k: statistics.median(v) for k, v in side_by_side(fns, repeat,
+                                                             time.perf_counter).items()}
+
+
+def floor_kernel():
+    """The memory floor: a numba kernel that reads M, K, N and writes one product."""
+    import numba
+
+    @numba.njit(nogil=True, error_model="numpy")
+    def product(M, K, N, out, lo, hi):
+        for i in range(lo, hi):
+            out[i] = M[i] * K[i] * N[i]
+
+    def run(M, K, N, threads):
+        out = np.empty(len(M))
+        cuts = [len(M) * t // threads for t in range(threads + 1)]
+        workers = [threading.Thread(target=product, args=(M, K, N, out, cuts[t], cuts[t + 1]))
+                   for t in range(1, threads)]
+        for w in workers:
+            w.start()
+        product(M, K, N, out, cuts[0], cuts[1])
+        for w in workers:
+            w.join()
+        return {"speedup": out}
+
+    return run
+
+
+# a fresh process: the fused kernel's first call (numba imported, the kernel
+# compiled or loaded from the cache folder), then a warm one
+_FIRST_CALL = """
+import time, numpy as np
+import roofline_sym as rs
+m = rs.linear("tensorwise", mode="training", fuse=True, preset="torchao").on("NVIDIA H100")
+M = np.linspace(16, 65536, {n})
+t0 = time.perf_counter()
+m.evaluate(M, M, M, outputs={outputs!r}, engine="numba", threads=1)
+t1 = time.perf_counter()
+m.evaluate(M, M, M, outputs={outputs!r}, engine="numba", threads=1)
+t2 = time.perf_counter()
+print(t1 - t0, t2 - t1)
+"""
+
+
+def first_calls(outputs: str | None, n: int = 1 << 16) -> list[tuple[float, float]]:
+    """(first call, warm call) seconds in two fresh processes sharing a new,
+    empty cache folder: the first compiles, the second loads from the cache."""
+    out = []
+    with tempfile.TemporaryDirectory() as cache:  # made 0700, this user's
+        env = dict(os.environ, XDG_CACHE_HOME=cache)
+        for _ in range(2):
+            run = subprocess.run([sys.executable, "-c", _FIRST_CALL.format(n=n, outputs=outputs)],
+                                 env=env, capture_output=True, text=True, check=True)
+            first, warm = map(float, run.stdout.split())
+            out.append((first, warm))
+    return out
+
+
+def fast_table(bound, sizes: list[float], repeat: int, threads: int) -> bool:
+    """Section 5; True if every variant equals the hand version."""
+    try:
+        floor = floor_kernel()
+    except ImportError:
+        print("numba is not installed (pip install roofline-sym[fast]): numpy only")
+        floor = None
+    print(f"wall-clock medians of {repeat} interleaved runs, {threads} threads where N; "
+          f"ratio to the hand version (single-threaded numpy)")
+    names = ["hand", "numpy 1", f"numpy {threads}"]
+    if floor is not None:
+        names += ["numba 1", f"numba {threads}", "floor 1", f"floor {threads}"]
+    print(f"{'shapes':>10}  {'outputs':<8}" + "".join(f"{n:>16}" for n in names))
+    rng = np.random.default_rng(1)
+    ok = True
+    for size in map(int, sizes):
+        M, K, N = (np.round(np.exp(rng.uniform(np.log(16), np.log(65536), size)))
+                   for _ in range(3))
+        for outputs, seven in ((("speedup",), False), (rs.OUTPUTS, True)):
+            fns = {"hand": lambda: hand_numpy(M, K, N, seven)}
+            for engine in ("numpy", "numba") if floor is not None else ("numpy",):
+                for t in (1, threads):
+                    fns[f"{engine} {t}"] = (lambda e=engine, t=t: bound.evaluate(
+                        M, K, N, outputs=outputs, engine=e, threads=t))
+            if floor is not None and not seven:
+                for t in (1, threads):
+                    fns[f"floor {t}"] = lambda t=t: floor(M, K, N, t)
+            hand = fns["hand"]()
+            for name, fn in fns.items():
+                if not name.startswith("floor"):
+                    rel = max_rel(fn(), hand)
+                    ok &= rel <= 1e-12
+                    if rel > 1e-12:
+                        print(f"{name} and the hand version differ: {rel:.2e}")
+                else:
+                    fn()  # compiled before timing
+            del hand
+            t = wall(fns, repeat)
+            cells = "".join(f"{t[n]:9.3f} {t[n] / t['hand']:5.2f}x" if n in t else f"{'-':>16}"
+                            for n in names)
+            print(f"{size:>10.0e}  {'1' if not seven else '7':<8}{cells}")
+        del M, K, N
+    if floor is not None:
+        for outputs in ("speedup", None):
+            (compile_s, warm_s), (load_s, _) = first_calls(outputs)
+            print(f"fused kernel ({outputs or 'all seven'}), first call on 65536 shapes: {compile_s:.2f} s in a "
+                  f"process with an empty cache (numba imported, compiled), {load_s:.2f} s in "
+                  f"the next process (loaded from the cache), {warm_s * 1e3:.2f} ms warm")
+    return ok
+
+
 def max_rel(a: dict, b: dict) -> float:
     return max(float(np.max(np.abs(a[k] - b[k]) / np.abs(b[k]))) for k in b
                if np.any(b[k]) or np.any(a[k]))
@@ -167,6 +292,10 @@ def main() -> int:
     ap.add_argument("--sizes", type=float, nargs="+", default=[1e6, 1e7])
     ap.add_argument("--repeat", type=int, default=11)
     ap.add_argument("--subs", type=int, default=20, help="shapes timed with sympy subs")
+    ap.add_argument("--fast-sizes", type=float, nargs="*", default=[1e7],
+                    help="sizes of section 5 (threads, the fused kernel); none to skip")
+    ap.add_argument("--threads", type=int, default=2, help="N of section 5")
+    ap.add_argument("--only-fast", action="store_true", help="section 5 alone")
     args = ap.parse_args()
 
     model = rs.linear("tensorwise", mode="training", fuse=True, preset="torchao")
@@ -176,6 +305,8 @@ def main() -> int:
     compile_s = time.perf_counter() - t0
 
     print(f"roofline_sym {rs.__version__}: {bound!r}; chunks of {CHUNK} shapes")
+    if args.only_fast:
+        return 0 if fast_table(bound, args.fast_sizes, args.repeat, args.threads) else 1
     print(f"seconds: median CPU time of {args.repeat} interleaved runs; ratio: evaluate / "
           f"hand (wall: the same on the wall clock)")
     print()
@@ -197,7 +328,8 @@ def main() -> int:
                 print(f"evaluate and the hand version differ: {rel:.2e}")
                 return 1
             del ours, hand
-            fns = {"evaluate": lambda: bound.evaluate(M, K, N, outputs=outputs),
+            fns = {"evaluate": lambda: bound.evaluate(M, K, N, outputs=outputs, threads=1,
+                                                      engine="numpy"),
                    "hand": lambda: hand_numpy(M, K, N, seven)}
             if not seven:
                 fns["whole"] = lambda: whole_array_numpy(M, K, N)
@@ -249,8 +381,11 @@ def main() -> int:
     print(f"sweep {len(models)} models x 512 shapes ({len(res):,} rows): {cold_s:.2f} s cold "
           f"(break-even solved per model), {warm_s:.2f} s warm")
     print()
-    print(f"check (evaluate no slower than the hand version, at most 16 MiB of scratch): "
-          f"{'pass' if ok else 'FAIL'}")
+    if args.fast_sizes:
+        ok &= fast_table(bound, args.fast_sizes, args.repeat, args.threads)
+        print()
+    print(f"check (evaluate no slower than the hand version, at most 16 MiB of scratch, "
+          f"every variant equal to it): {'pass' if ok else 'FAIL'}")
     return 0
 
 

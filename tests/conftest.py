@@ -12,9 +12,17 @@ its examples are cheaper or dearer than most:
 ``@settings(max_examples=3 * settings.default.max_examples)``.
 """
 
+import atexit
 import os
+import shutil
+import tempfile
 
 from hypothesis import HealthCheck, settings
+
+# compiled kernels go to a cache folder of the test run, not the user's
+_CACHE = tempfile.mkdtemp(prefix="roofline_sym-tests-")
+os.environ["XDG_CACHE_HOME"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 
 _COMMON = dict(deadline=None, print_blob=True,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

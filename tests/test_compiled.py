@@ -1,4 +1,4 @@
-"""The compiled evaluation (model/compiled.py): exact values, what a request
+"""The compiled evaluation (evaluation/): exact values, what a request
 computes, chunks, inputs, lazy arrays, compilation once per structure, memory."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import pytest
 import sympy
 
 import roofline_sym as rs
-from roofline_sym.model.compiled import CHUNK, GROUPS, compile_terms
+from roofline_sym.evaluation.runtime import CHUNK
+from roofline_sym.model.outputs import GROUPS, compile_model_terms as compile_terms
 from roofline_sym.model.term import REGIMES, Term, TermId, Work
 
 # every term kind the shipped models have: casts fused away, block scales

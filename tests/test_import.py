@@ -22,7 +22,7 @@ def test_import_loads_no_optional_integration():
     code = ("import sys, roofline_sym as rs; rs.shapes_from_module; rs.float8_module_filter;"
             "rs.shape_set('llama3-8b'); rs.linear('mxfp8_cublas', groups=8).on('b200')"
             ".evaluate(4096, 4096, 4096); print(sorted(m for m in ('torch', 'transformers', "
-            "'dask', 'distributed', 'xarray', 'pandas') if m in sys.modules))")
+            "'dask', 'distributed', 'xarray', 'pandas', 'numba') if m in sys.modules))")
     assert _run(code) == "[]"
 
 

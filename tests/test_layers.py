@@ -21,6 +21,7 @@ LAYERS = [
     ("validate", "symbols", "renderers", "_version"),  # foundations: checks, the symbol
     # factory, writers, the version
     ("devices",),   # hardware entries, datasets, TOML files, sources
+    ("evaluation",),  # expressions to numbers: code generation, runtime, kernel cache, dask
     ("model",),     # formats, terms and the roofline, GEMMs, recipes, presets, Linear
     ("solve",),     # break-even
     ("numeric",),   # shape sets, sweeps

@@ -25,10 +25,11 @@ from .. import renderers
 from .. import symbols as S
 from ..devices import Hardware, hardware, implementations
 from ..validate import InputTypeError, count, items, show
-from .blocked import evaluate_lazy, is_lazy
-from .compiled import OUTPUTS, BoundTerms, CompiledTerms, compile_terms
+from ..evaluation.compiled import BoundTerms, CompiledTerms
+from ..evaluation.lazy import evaluate_lazy, is_lazy
 from .formats import element, scaling
 from .gemm import Gemm
+from .outputs import OUTPUTS, compile_model_terms
 from .presets import Options, grouped_options, options
 from .recipes import (FUSABLE_ROLES, Kernel, Recipe, gemm_dims, gemm_weight, recipe as get_recipe,
                       role_dims, tensor_dims)
@@ -282,14 +283,15 @@ class Linear:
 
     @cached_property
     def compiled(self) -> CompiledTerms | BoundTerms:
-        """The terms compiled for arrays (``model/compiled.py``): once per structure
-        of the unbound terms; a bound model passes its exact numbers to that."""
+        """The terms compiled for arrays (``evaluation/``): once per structure of
+        the unbound terms; a bound model passes its exact numbers to that.
+        ``.source(outputs)`` shows the code it runs."""
         if self.hardware is not None and self.unbound is not None:
-            unbound = compile_terms(self.unbound.terms)
+            unbound = compile_model_terms(self.unbound.terms)
             values = self.hardware.parameters
             if all(s in values for s in unbound.free):
                 return unbound.bind(values)
-        return compile_terms(self.terms)
+        return compile_model_terms(self.terms)
 
     def evaluate_terms(self, M: Any, K: Any, N: Any,
                        **hardware_values: Any) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -302,7 +304,8 @@ class Linear:
         >>> str(regime)
         'compute'
         """
-        return self.compiled.term_times(M, K, N, hardware_values)
+        times = self.compiled.term_times(M, K, N, hardware_values)
+        return {t.name: value for t, value in zip(self.terms, times)}
 
     def hardware_axis(self, gpus: Sequence[Hardware | str], ndim: int = 0) -> dict[str, np.ndarray]:
         """This model's hardware values for several GPUs, stacked on a leading axis.
@@ -331,7 +334,8 @@ class Linear:
         return {str(s): np.array([float(r[s]) for r in rows]).reshape(shape) for s in needed}
 
     def evaluate(self, M: Any, K: Any, N: Any, outputs: Sequence[str] | str | None = OUTPUTS,
-                 dtype: Any = np.float64, **hardware_values: Any) -> dict[str, np.ndarray]:
+                 dtype: Any = np.float64, *, threads: int | None = None, engine: str = "auto",
+                 **hardware_values: Any) -> dict[str, np.ndarray]:
         """The seven quantities (or only ``outputs``) at shapes ``M, K, N`` (numpy
         broadcasting).
 
@@ -340,8 +344,11 @@ class Linear:
         An unbound model takes its hardware symbols by name, e.g.
         ``BW=3.35e12``; arrays evaluate many GPUs at once (``hardware_axis``).
         ``outputs``: the names to return (default: all of ``OUTPUTS``); the work
-        runs in cache-sized chunks, in place, computing only what they need.
-        Dask arrays stay lazy: the result holds dask arrays, computed block by
+        runs in cache-sized chunks, in place, computing only what they need,
+        over ``threads`` threads (None: every core, for inputs large enough; the
+        values do not depend on it).  ``engine``: ``"auto"`` (numba's fused
+        loop where it pays: ``pip install roofline-sym[fast]``, large inputs),
+        ``"numpy"`` or ``"numba"``.  Dask arrays stay lazy: the result holds dask arrays, computed block by
         block (on a ``dask.distributed`` cluster, on its workers).
 
         >>> m = linear("rowwise", preset="torchao").on("NVIDIA H100")
@@ -354,7 +361,8 @@ class Linear:
         """
         if is_lazy(M, K, N, *hardware_values.values()):
             return evaluate_lazy(self.compiled, outputs, M, K, N, hardware_values, dtype)
-        return self.compiled.evaluate(M, K, N, hardware_values, outputs=outputs, dtype=dtype)
+        return self.compiled.evaluate(M, K, N, hardware_values, outputs=outputs, dtype=dtype,
+                                      threads=threads, engine=engine)
 
     # -- display ---------------------------------------------------------------
     def latex(self, *, width: Any = None, digits: int | None = None) -> str:

@@ -1,14 +1,15 @@
 """Evaluation over dask arrays: lazy, block by block, on any dask scheduler.
 
-The compiled evaluation (``compiled.CompiledTerms``) is elementwise numpy, so
-a model evaluates dask arrays by mapping it over their blocks: shapes and
-hardware values broadcast together (``dask.array.broadcast_arrays``), each
-block is a plain numpy evaluation, and the outputs come back as dask arrays
-sharing one task per block.  Nothing runs until ``.compute()``; on a
-``dask.distributed`` cluster the blocks run on its workers.
+The compiled evaluation is elementwise, so compiled terms evaluate dask arrays
+by mapping over their blocks: shapes and hardware values broadcast together
+(``dask.array.broadcast_arrays``), each block is a plain numpy evaluation (the
+fused kernel where it pays, ``runtime.fast_pays``), and the outputs come back
+as dask arrays sharing one task per block.  Nothing runs until
+``.compute()``; on a ``dask.distributed`` cluster the blocks run on its
+workers.
 
-The function sent to the workers carries the model's terms (and a bound
-model's numbers), not compiled code: each worker process compiles a model's
+The function sent to the workers carries the terms and their layout (and a
+bound model's numbers), not compiled code: each worker process compiles the
 terms once (``compiled.compile_terms`` keeps them), so a sweep of a billion
 shapes in thousands of blocks compiles once per worker.  dask is imported
 only here, and only when a dask array is evaluated.
@@ -36,15 +37,16 @@ def is_lazy(*values: Any) -> bool:
 
 
 class _Blocks:
-    """One model's evaluation of a block: picklable (its terms and numbers travel,
+    """One evaluation of a block: picklable (terms, layout and numbers travel,
     compiled code does not), compiled once per process."""
 
     def __init__(self, evaluator: CompiledTerms | BoundTerms, selected: Sequence[str],
                  dtype: Any):
-        self.terms, self.names = evaluator.compiled.terms, evaluator.compiled.free_names
+        compiled = evaluator.compiled
+        self.terms, self.layout, self.names = compiled.terms, compiled.layout, compiled.free_names
         self.coefficients = evaluator.coefficients_bound  # a bound model's numbers
         self.selected, self.dtype = tuple(selected), dtype
-        self._here = evaluator  # this process's compiled model; it does not travel
+        self._here = evaluator  # this process's compiled terms; they do not travel
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "_here"}
@@ -53,11 +55,11 @@ class _Blocks:
                  *hw: np.ndarray) -> np.ndarray:
         evaluator = getattr(self, "_here", None)
         if evaluator is None:  # a worker process: compiled once there, kept
-            compiled = compile_terms(self.terms)
+            compiled = compile_terms(self.terms, self.layout)
             evaluator = self._here = (compiled if self.coefficients is None else
                                       BoundTerms(compiled, self.coefficients))
         values = evaluator.evaluate(m, k, n, dict(zip(self.names, hw)), outputs=self.selected,
-                                    dtype=self.dtype)
+                                    dtype=self.dtype, threads=1)
         shape = np.broadcast_shapes(np.shape(m), *(np.shape(v) for v in values.values()))
         return np.stack([np.broadcast_to(values[name], shape) for name in self.selected])
 

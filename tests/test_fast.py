@@ -1,0 +1,264 @@
+"""The fused kernel (numba, the ``fast`` extra), threads, and the kernel cache on disk.
+
+Kernels are compiled for a toy model of four terms (a fraction of a second
+each); the shipped models' kernels are checked behind the ``slow`` marker.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+import sympy
+
+import roofline_sym as rs
+from roofline_sym.evaluation import cache, runtime
+from roofline_sym.evaluation.compiled import Layout, compile_terms
+from roofline_sym.symbols import K, M, N
+
+P, BW, L = sympy.symbols("P_toy BW_toy L_toy", positive=True)
+A, B, C = sympy.symbols("a b c", positive=True)
+# three groups, one without terms; a ratio of sums with the empty group in both
+LAYOUT = Layout(groups=(("a", A), ("b", B), ("c", C)),
+                outputs=(("ta", A), ("tb", B), ("tc", C), ("ratio", (A + C) / (B + C))),
+                labels=("compute", "memory", "launch"))
+GEMM = ("a", (("compute", 2 * M * K * N / P), ("memory", 2 * (M * K + K * N + M * N) / BW),
+              ("launch", L)))
+# a block-scaled operand (a ceiling), and a kernel that only launches
+BLOCKED = ("b", (("compute", 2 * M * K * N / P),
+                 ("memory", (M * K + sympy.ceiling(K / 32) * M) / BW), ("launch", L)))
+LAUNCH = ("b", (("launch", 3 * L),))
+TERMS = [GEMM, GEMM, BLOCKED, LAUNCH]  # the GEMM twice: counted twice, computed once
+VALUES = {P: sympy.Integer(10) ** 15, BW: 3 * sympy.Integer(10) ** 12,
+          L: sympy.Rational(2, 10**6)}
+
+numba = pytest.importorskip("numba")
+
+
+@pytest.fixture()
+def kernels(tmp_path, monkeypatch):
+    """A fresh, private cache folder and no kernel loaded in this process."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cache.forget()
+    yield tmp_path / "roofline_sym" / "kernels"
+    cache.forget()
+
+
+def _toy():
+    return compile_terms(TERMS, LAYOUT).bind(VALUES)
+
+
+def _shapes(n, seed=0):
+    rng = np.random.default_rng(seed)
+    # integers from 1 to 2**17, most not multiples of a block size; every regime
+    return [np.round(np.exp(rng.uniform(0, np.log(2**17), n))) for _ in range(3)]
+
+
+def _exact(m, k, n):
+    """The toy's outputs at one shape in rational arithmetic (an oracle that
+    shares no code with either engine)."""
+    sub = {M: sympy.Integer(int(m)), K: sympy.Integer(int(k)), N: sympy.Integer(int(n)), **VALUES}
+    totals = {"a": 0, "b": 0, "c": 0}
+    for group, pieces in TERMS:
+        totals[group] += max(e.xreplace(sub) for _, e in pieces)
+    return {"ta": totals["a"], "tb": totals["b"], "tc": 0,
+            "ratio": totals["a"] / totals["b"]}
+
+
+def test_the_fused_kernel_equals_exact_values_and_the_numpy_path(kernels):
+    toy = _toy()
+    Ms, Ks, Ns = _shapes(5000)
+    fused = toy.evaluate(Ms, Ks, Ns, regimes=True, engine="numba")
+    plain = toy.evaluate(Ms, Ks, Ns, regimes=True, engine="numpy")
+    assert set(fused) == set(plain) == {"ta", "tb", "tc", "ratio", "a", "b", "c"}
+    for key in plain:  # the same operations in the same order: the same roundings
+        np.testing.assert_allclose(fused[key], plain[key], rtol=1e-12, atol=0, err_msg=key)
+    for key in "abc":  # the regimes, exactly; "c" has no terms
+        np.testing.assert_array_equal(fused[key], plain[key])
+    assert (fused["c"] == -1).all() and set(np.unique(fused["b"])) == {0, 1, 2}
+    for i in range(0, 5000, 997):
+        for name, value in _exact(Ms[i], Ks[i], Ns[i]).items():
+            assert fused[name][i] == pytest.approx(float(value), rel=1e-12, abs=0), name
+    # a scalar shape is an argument of another kernel, not an array
+    one_k = toy.evaluate(Ms, 4096, Ns, outputs="ratio", engine="numba")["ratio"]
+    np.testing.assert_allclose(one_k, toy.evaluate(Ms, 4096, Ns, outputs="ratio",
+                                                   engine="numpy")["ratio"], rtol=1e-12, atol=0)
+
+
+def test_results_do_not_depend_on_threads_or_engine_chunks(kernels):
+    toy = _toy()
+    Ms, Ks, Ns = _shapes(3 * runtime.CHUNK + 17, seed=1)
+    ref = toy.evaluate(Ms, Ks, Ns, threads=1, engine="numpy")
+    for engine in ("numpy", "numba"):
+        for threads in (1, 2, 3, 7):
+            out = toy.evaluate(Ms, Ks, Ns, threads=threads, engine=engine, chunk=10_000)
+            for key in ref:
+                if engine == "numpy":  # bit for bit
+                    np.testing.assert_array_equal(out[key], ref[key], err_msg=key)
+                else:
+                    np.testing.assert_allclose(out[key], ref[key], rtol=1e-12, atol=0)
+    real = rs.linear("mxfp8_cublas").on("b200")  # a shipped model, numpy on threads
+    one = real.evaluate(Ms, Ks, Ns, threads=1)
+    for threads in (2, 5):
+        many = real.evaluate(Ms, Ks, Ns, threads=threads)
+        for key in one:
+            np.testing.assert_array_equal(many[key], one[key], err_msg=key)
+
+
+@pytest.mark.parametrize("bad", [np.nan, -1.0, 0.0, 2.0**60])
+def test_a_bad_shape_in_a_fused_run_is_named(kernels, bad):
+    toy = _toy()
+    Ms, Ks, Ns = _shapes(2 * runtime.CHUNK + 3, seed=2)
+    Ks[-2] = bad  # in the last chunk of the second thread's part
+    with pytest.raises(ValueError, match="^K must be positive|^K must be at most"):
+        toy.evaluate(Ms, Ks, Ns, engine="numba", threads=2)
+
+
+def test_requests_the_kernel_cannot_take_are_refused_or_go_to_numpy(kernels):
+    toy = _toy()
+    with pytest.raises(ValueError, match="engine='numba' takes float64"):
+        toy.evaluate([1.0, 2.0], 1.0, 1.0, dtype=np.float32, engine="numba")
+    with pytest.raises(ValueError, match="engine must be one of auto, numpy, numba"):
+        toy.evaluate(1.0, 1.0, 1.0, engine="cuda")
+    with pytest.raises(ValueError, match="threads must be a positive integer"):
+        toy.evaluate(1.0, 1.0, 1.0, threads=0)
+    with pytest.raises(ValueError, match="threads must be at most 64"):
+        rs.linear("rowwise").on("h100").evaluate(1.0, 1.0, 1.0, threads=65)
+    # auto: a small request runs numpy, and compiles nothing
+    toy.evaluate(*_shapes(1000), engine="auto")
+    assert not list(kernels.glob("*/kernel.py")) if kernels.exists() else True
+
+
+def test_kernels_are_kept_in_a_private_folder_and_loaded_by_the_next_process(kernels):
+    toy = _toy()
+    source = toy.source("ratio", kernel="fused")
+    assert source.startswith("import numpy as np") and "def kernel(M_, K_, N_" in source
+    Ms, Ks, Ns = _shapes(100)
+    first = toy.evaluate(Ms, Ks, Ns, outputs="ratio", engine="numba")["ratio"]
+    for folder in (kernels.parent, kernels):
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    (entry,) = kernels.iterdir()
+    assert entry.name == cache.entry_name(source)
+    assert (entry / "kernel.py").read_text() == source
+    cache.forget()  # as a new process: numba finds its machine code next to the source
+    kernel = cache.compile_kernel(source)
+    again = toy.evaluate(Ms, Ks, Ns, outputs="ratio", engine="numba")["ratio"]
+    np.testing.assert_array_equal(again, first)
+    assert sum(kernel.stats.cache_hits.values()) == 1 and not kernel.stats.cache_misses
+
+
+def test_a_foreign_entry_is_not_run_but_replaced(kernels, tmp_path):
+    toy = _toy()
+    source = toy.source("ratio", kernel="fused")
+    marker = tmp_path / "ran"
+    entry = kernels / cache.entry_name(source)
+    entry.mkdir(parents=True, mode=0o700)
+    os.chmod(kernels.parent, 0o700)
+    os.chmod(kernels, 0o700)
+    # an entry under the right name whose code is not what the library makes
+    (entry / "kernel.py").write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n\n\n"
+        "def kernel(*args):\n    return 0\n")
+    (entry / "__pycache__").mkdir()
+    (entry / "__pycache__" / "kernel.kernel-4.py311.nbi").write_bytes(b"not numba's")
+    Ms, Ks, Ns = _shapes(50)
+    out = toy.evaluate(Ms, Ks, Ns, outputs="ratio", engine="numba")["ratio"]
+    ref = toy.evaluate(Ms, Ks, Ns, outputs="ratio", engine="numpy")["ratio"]
+    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=0)
+    assert not marker.exists()
+    assert (entry / "kernel.py").read_text() == source
+    assert not (entry / "__pycache__" / "kernel.kernel-4.py311.nbi").exists() or \
+        (entry / "__pycache__" / "kernel.kernel-4.py311.nbi").read_bytes() != b"not numba's"
+
+
+def test_a_cache_folder_others_can_write_is_not_used(kernels):
+    kernels.mkdir(parents=True, mode=0o700)
+    os.chmod(kernels.parent, 0o700)
+    os.chmod(kernels, 0o777)
+    assert cache.kernel_dir() is None
+    toy = _toy()
+    Ms, Ks, Ns = _shapes(50)
+    out = toy.evaluate(Ms, Ks, Ns, outputs="ratio", engine="numba")["ratio"]  # in memory
+    np.testing.assert_allclose(out, toy.evaluate(Ms, Ks, Ns, outputs="ratio")["ratio"],
+                               rtol=1e-12, atol=0)
+    assert list(kernels.iterdir()) == []
+
+
+def test_without_numba_auto_runs_numpy_and_numba_names_the_extra(kernels, monkeypatch):
+    monkeypatch.setattr(cache, "available", lambda: False)
+    monkeypatch.setitem(__import__("sys").modules, "numba", None)  # import numba fails
+    monkeypatch.setattr(runtime, "FAST_MIN_COLD", 0)  # auto would take numba if it could
+    toy = _toy()
+    Ms, Ks, Ns = _shapes(3 * runtime.CHUNK)
+    out = toy.evaluate(Ms, Ks, Ns, outputs="ratio")["ratio"]
+    np.testing.assert_array_equal(out, toy.evaluate(Ms, Ks, Ns, outputs="ratio",
+                                                    engine="numpy")["ratio"])
+    with pytest.raises(cache.MissingNumbaError, match=r"roofline-sym\[fast\]"):
+        toy.evaluate(Ms, Ks, Ns, engine="numba")
+
+
+def test_auto_takes_the_kernel_once_the_numpy_work_would_have_paid_for_it(kernels,
+                                                                          monkeypatch):
+    monkeypatch.setattr(runtime, "FAST_MIN_COLD", 5 * runtime.CHUNK)
+    toy = compile_terms(TERMS[1:], LAYOUT).bind(VALUES)  # a structure no other test runs
+    program = toy.program(("ratio",))
+    Ms, Ks, Ns = _shapes(3 * runtime.CHUNK, seed=3)
+    toy.evaluate(Ms, Ks, Ns, outputs="ratio")
+    assert program.numpy_shapes == 3 * runtime.CHUNK and not kernels.exists()
+    toy.evaluate(Ms, Ks, Ns, outputs="ratio", engine="numpy")  # asked for numpy: numpy
+    assert program.numpy_shapes == 6 * runtime.CHUNK and not kernels.exists()
+    toy.evaluate(Ms, Ks, Ns, outputs="ratio")  # numpy work beyond its cost: now it pays
+    assert program.numpy_shapes == 6 * runtime.CHUNK
+    assert len(list(kernels.glob("*/kernel.py"))) == 1
+
+
+def test_many_threads_evaluating_different_models_at_once_agree_with_serial(kernels):
+    models = [rs.linear(r, mode=mode).on(g) for r, mode, g in
+              [("tensorwise", "training", "h100"), ("rowwise", "inference", "h200"),
+               ("mxfp8_cublas", "training", "b200"), ("nvfp4", "inference", "b200")]]
+    toy = _toy()
+    shapes = [_shapes(runtime.CHUNK + 1000 * i, seed=10 + i) for i in range(8)]
+    jobs = [(m, s, e) for m in models for s in shapes[:4] for e in ("numpy",)]
+    jobs += [(toy, s, "numba") for s in shapes[4:]]
+    serial = [m.evaluate(*s, threads=1, engine=e) for m, s, e in jobs]
+    barrier = threading.Barrier(8)
+
+    def run(i):
+        m, s, e = jobs[i]
+        if i < 8:  # the first eight start together
+            barrier.wait(timeout=60)
+        return m.evaluate(*s, threads=2, engine=e)
+
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(run, range(len(jobs))))
+    for (m, _, e), a, b in zip(jobs, serial, together):
+        for key in a:
+            if e == "numpy":
+                np.testing.assert_array_equal(b[key], a[key], err_msg=f"{m!r} {key}")
+            else:
+                np.testing.assert_allclose(b[key], a[key], rtol=1e-12, atol=0)
+
+
+MODELS = [
+    ("tensorwise", "training", True, "torchao", "NVIDIA H100"),
+    ("mxfp8_cublas", "training", False, "default", "b200"),
+    ("nvfp4", "inference", True, "default", "b200"),
+    ("dynamic", "training", True, "seed", "NVIDIA H100"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", MODELS, ids=[m[0] for m in MODELS])
+def test_shipped_models_fused_equal_numpy(kernels, config):
+    recipe, mode, fuse, preset, gpu = config
+    mb = rs.linear(recipe, mode=mode, fuse=fuse, preset=preset).on(gpu)
+    Ms, Ks, Ns = _shapes(20_000, seed=7)
+    plain = mb.compiled.evaluate(Ms, Ks, Ns, regimes=True, engine="numpy")
+    fused = mb.compiled.evaluate(Ms, Ks, Ns, regimes=True, engine="numba")
+    for key in plain:
+        np.testing.assert_allclose(fused[key], plain[key], rtol=1e-12, atol=0,
+                                   err_msg=str(key))
