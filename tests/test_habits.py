@@ -114,7 +114,10 @@ def test_cli_exports_integers_and_units(capsys):
 def test_main_job_and_breakeven_agree_and_say_how(capsys):
     _, main_job, _ = run(capsys)
     row = next(ln.split() for ln in main_job.splitlines() if ln.startswith("tensorwise "))
-    x_star, m_star = row[1], row[7]
+    # recipe, x*, its range, regime (4 words), M*
+    x_star, x_range, m_star = row[1], row[2], row[8]
+    lo, hi = (float(v) for v in x_range.split("-"))
+    assert lo <= float(x_star) <= hi
     _, fixed, _ = run(capsys, "breakeven", "--gpu", "h100", "--recipe", "tensorwise",
                       "--solve-for", "M", "--at", "K=8192,N=8192")
     _, cube, _ = run(capsys, "breakeven", "--gpu", "h100", "--recipe", "tensorwise")

@@ -286,3 +286,27 @@ def test_group_counts_are_read_from_the_notes(notes, groups):
                                         "mode": "training", "workload": "gemm", "M": 1,
                                         "K": 1, "N": 1, "groups": 3, "notes": notes}])
     assert explicit.groups.tolist() == [3]
+
+
+def test_breakeven_range_brackets_the_break_even():
+    # the band's optimistic edge crosses 1 first, its pessimistic edge last
+    m = rs.linear("tensorwise").on("h100")
+    x_star = float(rs.breakeven(m, along="cube").root_values[0])
+    lo, hi = fidelity.breakeven_range(m, 0.8)
+    f_lo, f_hi = fidelity.speedup_band(m, 0.8)
+    assert lo < x_star < hi
+    assert float(m.evaluate(lo, lo, lo)["speedup"]) * f_hi == pytest.approx(1, rel=1e-9)
+    assert float(m.evaluate(hi, hi, hi)["speedup"]) * f_lo == pytest.approx(1, rel=1e-9)
+    # at fixed K, N the same, along M
+    lo_m, hi_m = fidelity.breakeven_range(m, 0.8, K=8192, N=8192)
+    assert float(m.evaluate(lo_m, 8192, 8192)["speedup"]) * f_hi == pytest.approx(1, rel=1e-9)
+    with pytest.raises(ValueError, match="both K and N"):
+        fidelity.breakeven_range(m, 0.8, K=8192)
+    with pytest.raises(ValueError, match="bind the model"):
+        fidelity.breakeven_range(rs.linear("tensorwise"), 0.8)
+
+
+def test_cross_validate_goes_with_published(capsys):
+    from roofline_sym.cli import main
+    assert main(["fidelity", "--cross-validate"]) == 2
+    assert "--cross-validate goes with --published" in capsys.readouterr().err

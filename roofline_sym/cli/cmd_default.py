@@ -1,17 +1,26 @@
 """``roofline-sym`` with no command: the main job on an embedded default, H100 SXM:
-every training recipe's break-even shapes with the regime behind them, and
-speedups at common cubes."""
+every training recipe's break-even shapes with the regime behind them and the
+range a measurement would put the break-even cube in, and speedups at common
+cubes."""
 
 from __future__ import annotations
 
 import argparse
 
 from ..devices import dataset
+from ..harness.intervals import breakeven_range
 from ..output.tables import overview
 from .common import DEFAULT_GPU
 
+# the break-even cube's range: where 80% of measurements would put it
+INTERVAL = 0.8
+
 
 def run(args: argparse.Namespace) -> int:
-    print(overview(dataset("default").get(DEFAULT_GPU)))
+    print(overview(dataset("default").get(DEFAULT_GPU),
+                   band=lambda m: breakeven_range(m, INTERVAL),
+                   band_label=f"range: where the measured break-even cube lies with "
+                              f"{INTERVAL:.0%} probability (intervals from leave-one-"
+                              "source-out residuals, docs/fidelity.md)"))
     print("more: roofline-sym --help")
     return 0

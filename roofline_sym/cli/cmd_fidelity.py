@@ -18,6 +18,7 @@ NAME = "fidelity"
 HELP = "predicted vs measured, before and after calibration"
 EXAMPLES = ("  roofline-sym fidelity --published --plot published.png\n"
             "  roofline-sym fidelity --published --heldout\n"
+            "  roofline-sym fidelity --published --cross-validate\n"
             "  roofline-sym fidelity h200.csv --gpu h200\n"
             "  roofline-sym fidelity h200.csv --gpu h200 --write-hardware h200-cal.toml "
             "--plot fidelity.png")
@@ -31,6 +32,9 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--heldout", action="store_true",
                    help="with --published: refit the calibrations without some rows and "
                         "score those rows")
+    p.add_argument("--cross-validate", action="store_true",
+                   help="with --published: refit each GPU's calibration without one source "
+                        "at a time and predict that source (the honest figure)")
     common.hardware_options(p)
     cal = p.add_mutually_exclusive_group()
     cal.add_argument("--no-calibrate", action="store_true", help="report the model as is")
@@ -45,8 +49,9 @@ def arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.published or (args.file and _is_speedup_table(args.file)):
         return _published(args)
-    if args.heldout:
-        raise ValueError("--heldout goes with --published")
+    if args.heldout or args.cross_validate:
+        raise ValueError(f"--{'heldout' if args.heldout else 'cross-validate'} goes with "
+                         "--published")
     if not args.file:
         raise ValueError("give a measurement file (FILE.csv) or --published")
     if args.size_dependent and (args.no_calibrate or args.calibrated):
@@ -85,6 +90,11 @@ def _published(args: argparse.Namespace) -> int:
         for split, e in fidelity.heldout():
             print(f"  {split.name}: {e['rows']} rows, median {e['median']:.1%}, "
                   f"p90 {e['p90']:.1%}, wrong {e['wrong']}/{e['decisive']}")
+    if args.cross_validate:
+        if args.file:
+            raise ValueError("--cross-validate refits the shipped calibrations on the "
+                             "published measurements: use it with --published")
+        print("\n" + str(fidelity.leave_one_source_out()))
     if args.plot:
         print(f"wrote {rep.plot(args.plot)}")
     return 0

@@ -69,9 +69,9 @@ class CrossValidation:
         p = self.pooled
         lines = [f"leave-one-source-out over {p['rows']} rows: median {p['median']:.1%}, "
                  f"p90 {p['p90']:.1%}, wrong {p['wrong']} of {p['decisive']}",
-                 f"{'source':<34}{'gpu':<18}{'rows':>5}{'median':>9}{'p90':>9}{'wrong':>9}"]
+                 f"{'source':<40}{'gpu':<18}{'rows':>5}{'median':>9}{'p90':>9}{'wrong':>9}"]
         for r in self.per_source.rows:
-            lines.append(f"{r['source_id']:<34}{r['gpu']:<18}{r['rows']:>5}"
+            lines.append(f"{r['source_id']:<40}{r['gpu']:<18}{r['rows']:>5}"
                          f"{r['median']:>9.1%}{r['p90']:>9.1%}"
                          f"{str(r['wrong']) + '/' + str(r['decisive']):>9}")
         return "\n".join(lines)

@@ -46,7 +46,7 @@ from .speedup_report import report as published_report
 from .speedup_tables import SpeedupTable, published
 from .speedup_tables import read as read_speedups
 from .cross_validation import leave_one_source_out
-from .intervals import band, row_class
+from .intervals import band, breakeven_range, row_class, speedup_band
 from .speedups import _gpu, unbound_row_model
 from .speedups import predict as _predict_table
 from .components import CAST_RECIPES, COMPONENTS, GEMM_NAMES, model_times
@@ -54,7 +54,7 @@ from .measurements import Measurements, read_csv
 
 __all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components",
            "predict_speedups", "published", "published_report", "heldout", "SpeedupTable",
-           "read_speedups", "leave_one_source_out"]
+           "read_speedups", "leave_one_source_out", "breakeven_range", "speedup_band"]
 
 
 def predict_speedups(path_or_table: Any, preset: str = "default", *,

@@ -30,12 +30,13 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..devices import Hardware
+from ..model.linear import Linear
 from ..devices import implementations as impls
 from . import calibrations
 from .speedup_tables import kernels_path
 
-__all__ = ["RowClass", "row_class", "band", "residuals_path", "write_residuals", "MIN_ROWS",
-           "WORKLOAD_CLASSES"]
+__all__ = ["RowClass", "row_class", "model_class", "band", "speedup_band", "breakeven_range",
+           "residuals_path", "write_residuals", "MIN_ROWS", "WORKLOAD_CLASSES"]
 
 # a class's residuals are used when it has this many rows; else a broader class's
 MIN_ROWS = 20
@@ -130,3 +131,61 @@ def write_residuals(rows: Iterable[dict[str, Any]], path: str | Path | None = No
     out.write_text(buf.getvalue(), encoding="utf-8")
     _pools.cache_clear()
     return out
+
+
+def model_class(model: Linear) -> RowClass:
+    """The interval class of a bound model's predictions."""
+    if model.hardware is None:
+        raise ValueError("an interval needs a GPU: bind the model with .on(gpu)")
+    return row_class(model.hardware, model.workload.name, model.options.implementation,
+                     model.recipe.family("output"))
+
+
+def speedup_band(model: Linear, interval: float = 0.8) -> tuple[float, float]:
+    """The factors ``(low, high)`` around a bound model's predicted speedup."""
+    lo, hi = band([model_class(model)], interval)
+    return float(lo[0]), float(hi[0])
+
+
+def _crossing(model: Linear, level: float, K: float | None, N: float | None) -> float:
+    """The smallest x (the cube's edge, or M at fixed K, N) where the predicted
+    speedup rises through ``level``; NaN if it does not in 1 .. 2**24."""
+    x = np.geomspace(1.0, 2.0 ** 24, 4097)
+
+    def speedup(v: np.ndarray) -> np.ndarray:
+        k, n = (v, v) if K is None else (K, N)
+        out: np.ndarray = model.evaluate(v, k, n, outputs=("speedup",))["speedup"] - level
+        return out
+
+    s = speedup(x)
+    up = np.flatnonzero((s[:-1] < 0) & (s[1:] >= 0))
+    if not up.size:
+        return math.nan
+    lo, hi = x[up[0]], x[up[0] + 1]
+    for _ in range(60):  # bisection to a relative 1e-12 or so
+        mid = math.sqrt(lo * hi)
+        if speedup(np.array([mid]))[0] < 0:
+            lo = mid
+        else:
+            hi = mid
+    return float(hi)
+
+
+def breakeven_range(model: Linear, interval: float = 0.8, K: float | None = None,
+                    N: float | None = None) -> tuple[float, float]:
+    """Where the measured break-even may lie with probability ``interval``:
+    ``(low, high)`` of the cube's edge (or of M at fixed ``K``, ``N``), the
+    shapes at which the band around the predicted speedup first reaches 1 at
+    its optimistic and at its pessimistic edge (NaN where it does not).
+
+    >>> import roofline_sym as rs
+    >>> lo, hi = breakeven_range(rs.linear("tensorwise").on("h100"))
+    >>> bool(lo < hi)
+    True
+    """
+    if (K is None) != (N is None):
+        raise ValueError("give both K and N (M* at fixed K, N), or neither (the cube)")
+    f_lo, f_hi = speedup_band(model, interval)
+    # the measured speedup lies in [f_lo s, f_hi s]: it reaches 1 once s reaches 1 / f_hi
+    # (the optimistic edge) and, at the latest, once s reaches 1 / f_lo
+    return _crossing(model, 1 / f_hi, K, N), _crossing(model, 1 / f_lo, K, N)

@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from ..devices import Hardware, hardware
-from ..model.linear import linear
+from ..model.linear import Linear, linear
 from ..model.presets import describe, describe_models, options
 from ..model.recipes import list_recipes
 from ..model.term import RegimeSummary
@@ -269,12 +269,24 @@ def breakeven_rows(recipes: Iterable[str], gpus: Iterable[str], *, mode: str = "
     return rows
 
 
+def _span(lo_hi: tuple[float, float]) -> str:
+    """``3262-9040``; ``>=6513`` where the pessimistic edge never reaches 1."""
+    lo, hi = lo_hi
+    if not np.isfinite(lo):
+        return "-"
+    return f"{lo:.0f}-{hi:.0f}" if np.isfinite(hi) else f">={lo:.0f}"
+
+
 def overview(hw: Hardware, cubes: Iterable[int] = (1024, 2048, 4096, 8192, 16384),
-             fixed_kn: int = 8192, *, preset: str = "default", fuse: bool | None = None) -> str:
+             fixed_kn: int = 8192, *, preset: str = "default", fuse: bool | None = None,
+             band: Callable[[Linear], tuple[float, float]] | None = None,
+             band_label: str = "") -> str:
     """Every training recipe on ``hw``, as text: the break-even cube ``x*`` and
     ``M*`` at ``K = N = fixed_kn`` with the low-precision side's regime at each,
     and the speedup at each cube.  ``preset`` and ``fuse`` (None: the
-    preset's) as in ``linear``; the first line states them.
+    preset's) as in ``linear``; the first line states them.  ``band``: a
+    bound model's range of the break-even cube (low, high), shown after
+    ``x*`` (``band_label`` says what it is).
 
     >>> print(overview(hardware("h100"), cubes=[4096]).splitlines()[4])
     tensorwise                           3374  gemm C3  cast M7 L3         973  gemm C3  cast M7 L3        1.23
@@ -283,11 +295,13 @@ def overview(hw: Hardware, cubes: Iterable[int] = (1024, 2048, 4096, 8192, 16384
     x = np.array(cubes, dtype=float)
     opts = options(preset)
     fuse = opts.fuse if fuse is None else fuse
+    wide = 13 if band is not None else 0
     lines = [f"roofline_sym: {hw.name}, training; {describe(preset, fuse, opts, hw.dataset)}",
              "",
-             f"{'':<34}{'break-even cube x*':<33}{f'M* at K=N={fixed_kn}':<33}speedup at M=K=N=",
-             f"{'recipe':<34}{'x*':>7}  {'regime at x*':<24}{'M*':>7}  {'regime at M*':<24}"
-             + "".join(f"{c:>7}" for c in cubes)]
+             f"{'':<34}{'break-even cube x*':<{33 + wide}}{f'M* at K=N={fixed_kn}':<33}"
+             "speedup at M=K=N=",
+             f"{'recipe':<34}{'x*':>7}{'range' if wide else '':>{wide}}  {'regime at x*':<24}"
+             f"{'M*':>7}  {'regime at M*':<24}" + "".join(f"{c:>7}" for c in cubes)]
     skipped = []
     for name in list_recipes("training", opts.recipe_table):
         m = linear(name, mode="training", fuse=fuse, preset=preset)
@@ -299,9 +313,12 @@ def overview(hw: Hardware, cubes: Iterable[int] = (1024, 2048, 4096, 8192, 16384
         fixed, fixed_regime = as_numeric(
             breakeven(mb, solve_for="M", K=fixed_kn, N=fixed_kn)).headline()
         speedup = mb.evaluate(x, x, x)["speedup"]
-        lines.append(f"{name:<34}{cube:>7}  {cube_regime:<24}{fixed:>7}  {fixed_regime:<24}"
-                     + "".join(f"{s:>7.2f}" for s in speedup))
+        span = f"{_span(band(mb)):>13}" if band is not None else ""
+        lines.append(f"{name:<34}{cube:>7}{span}  {cube_regime:<24}{fixed:>7}  "
+                     f"{fixed_regime:<24}" + "".join(f"{s:>7.2f}" for s in speedup))
     lines += ["", "regime: terms of the low-precision side, C compute-, M memory-, L launch-bound"]
+    if band is not None and band_label:
+        lines.append(band_label)
     if skipped:
         lines.append(f"not run on {hw.name} (no MX/FP4 block-scaled GEMMs): {', '.join(skipped)}")
     return "\n".join(lines)
