@@ -39,7 +39,7 @@ __all__ = ["RowClass", "row_class", "model_class", "band", "speedup_band", "brea
            "residuals_path", "write_residuals", "MIN_ROWS", "WORKLOAD_CLASSES"]
 
 # a class's residuals are used when it has this many rows; else a broader class's
-MIN_ROWS = 20
+MIN_ROWS = 30
 # workload -> class: the GEMMs alone, or a layer with its casts and neighbours
 WORKLOAD_CLASSES = {"gemm": "gemm"}
 
