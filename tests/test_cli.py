@@ -270,3 +270,29 @@ def test_a_missing_extra_is_one_line_naming_it(capsys, monkeypatch, tmp_path, mo
     code = main([a.replace("{tmp}", str(tmp_path)) for a in argv])
     err = capsys.readouterr().err
     assert code == 2 and says in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_every_command_prints_times_in_seconds(capsys):
+    # one convention: eval's text, sweep's totals and every export give seconds,
+    # the unit in the header (``_s``), the value the API returns
+    import re
+
+    import roofline_sym as rs
+
+    model = rs.linear("rowwise").on("h100")
+    want = model.evaluate(16384, 8192, 28672)
+    code, out, _ = run(capsys, "eval", "--gpu", "h100", "--recipe", "rowwise", "--shape",
+                       "16384,8192,28672")
+    head, row = out.splitlines()[1:]
+    cells = dict(zip(head.split(), re.split(r"\s{2,}", row.strip())))
+    assert code == 0 and "us" not in head.split()
+    for column in ("baseline_time", "lowp_time"):
+        assert float(cells[column + "_s"]) == pytest.approx(float(want[column]), rel=1e-3)
+    total = rs.sweep(model, rs.shape_set("llama3-8b")).model_total()
+    code, out, _ = run(capsys, "sweep", "--gpu", "h100", "--recipe", "rowwise", "--shapes",
+                       "llama3-8b", "--total")
+    head, row = out.splitlines()[1:3]
+    cells = dict(zip(head.split(), re.split(r"\s{2,}", row.strip())))
+    assert float(cells["lowp_time_s"]) == pytest.approx(total["lowp_time"][0], rel=1e-3)
+    code, out, _ = run(capsys, "eval", "--gpu", "h100", "--recipe", "rowwise", "--csv")
+    assert "lowp_time_s" in out.splitlines()[0]

@@ -95,9 +95,10 @@ def run(args: argparse.Namespace) -> int:
     elif args.total and args.json:
         table.to_json(args.output or sys.stdout)
     elif not (args.csv or args.json):
+        experts = ["groups"] if np.any(shapes.groups != 1) else []
         cols = (["gpu", "recipe", "shape_set", "M", "baseline_time", "lowp_time", "speedup"]
-                if args.total else ["gpu", "recipe", "name", "M", "K", "N", "speedup",
-                                    "lowp_gemm_regime", "lowp_overhead_regime"])
+                if args.total else ["gpu", "recipe", "name", "M", "K", "N", *experts,
+                                    "speedup", "lowp_gemm_regime", "lowp_overhead_regime"])
         print(f"{models[0].mode}; {table.caption}")
         text = table.format(cols, max_rows=max_rows)
         if not args.total and rows > max_rows:

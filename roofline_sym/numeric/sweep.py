@@ -53,14 +53,17 @@ _GROUPS = (
     ("lowp_overhead_regime", "lowp", "overhead"),
 )
 COLUMNS = (
-    *_MODEL_COLUMNS, "shape_set", "name", "M", "K", "N", "count",
+    *_MODEL_COLUMNS, "shape_set", "name", "M", "K", "N", "count", "groups",
     *OUTPUTS, "faster",
     *(g[0] for g in _GROUPS),
     "cube_breakeven", "cube_size", "faster_on_cube",
 )
-# what repr shows of a sweep and of its totals
+# what repr shows of a sweep and of its totals; the keys (which row is which) are
+# never dropped to fit, and a sweep shows ``groups`` when a row has experts
+_KEYS = ("gpu", "recipe", "shape_set", "name", "M", "K", "N", "groups")
 _PREVIEW = ("gpu", "recipe", "shape_set", "name", "M", "K", "N", "speedup", "faster",
             "lowp_overhead_regime")
+_TOTAL_KEYS = ("gpu", "recipe", "shape_set", "M")
 _TOTAL_PREVIEW = ("gpu", "recipe", "shape_set", "M", "baseline_time", "lowp_time", "speedup")
 # rows per evaluate() call: bounds a streaming sweep's memory (a chunk's columns
 # and its text) and sets how often the progress callback fires
@@ -94,6 +97,8 @@ class _Block:
                 out[name] = getattr(s, name)[rows]
             elif name == "count":
                 out[name] = s.counts[rows]
+            elif name == "groups":
+                out[name] = s.groups[rows]
             elif name == "name":
                 out[name] = np.array(s.names[rows], dtype=object)
             else:
@@ -111,8 +116,8 @@ class SweepResult(Table):
     def __init__(self, blocks: list[_Block], caption: str = ""):
         self._blocks = blocks
         parts = [b.columns(slice(None), b.values) for b in blocks]
-        super().__init__({c: _concat([p[c] for p in parts]) for c in COLUMNS}, caption,
-                         _PREVIEW)
+        columns = {c: _concat([p[c] for p in parts]) for c in COLUMNS}
+        super().__init__(columns, caption, _preview(columns["groups"]), _KEYS)
 
     def to_xarray(self) -> xarray.Dataset:
         """An ``xarray.Dataset`` with dimensions gpu, recipe, shape (and mode,
@@ -168,7 +173,7 @@ class _Totals:
         # strings as object arrays, as in the sweep's own columns
         return Table({c: np.array([r[c] for r in rows],
                                   dtype=object if isinstance(rows[0][c], str) else None)
-                      for c in rows[0]}, self.caption, _TOTAL_PREVIEW)
+                      for c in rows[0]}, self.caption, _TOTAL_PREVIEW, _TOTAL_KEYS)
 
 
 def sweep(models: Linear | Iterable[Linear], shapes: Any,
@@ -235,8 +240,9 @@ def sweep_chunks(models: Linear | Iterable[Linear], shapes: Any,
     rows = count(rows, "sweep_chunks: rows", minimum=1)
     models, sets = _arguments(models, shapes)  # checked now, not at the first chunk
     caption = describe_models(models)
-    return (Table(block.columns(sl, values), caption, _PREVIEW)
-            for block, sl, values in _stream(models, sets, progress, rows))
+    return (Table(cols, caption, _preview(cols["groups"]), _KEYS)
+            for block, sl, values in _stream(models, sets, progress, rows)
+            for cols in [block.columns(sl, values)])
 
 
 def sweep_totals(models: Linear | Iterable[Linear], shapes: Any,
@@ -369,6 +375,14 @@ def _stream(models: list[Linear], sets: list[ShapeSet],
                 done += len(values["speedup"])
                 if progress is not None:
                     progress(done, total)
+
+
+def _preview(groups: np.ndarray) -> tuple[str, ...]:
+    """The columns a sweep's repr shows: ``groups`` beside N where a row has experts."""
+    if not np.any(groups != 1):
+        return _PREVIEW
+    at = _PREVIEW.index("N") + 1
+    return (*_PREVIEW[:at], "groups", *_PREVIEW[at:])
 
 
 def _shape_sets(shapes: Any) -> list[ShapeSet]:
