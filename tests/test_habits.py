@@ -99,7 +99,9 @@ def test_sweep_result_states_its_options():
     assert first.startswith("SweepResult: 7 rows x 26 columns; preset default, casts not fused")
     assert "self_attn.q_proj" in repr(res)
     assert "preset default, casts not fused, dataset default" in res._repr_html_()
-    assert repr(res.model_total()).startswith("Table: 1 rows x 13 columns; preset default")
+    assert repr(res.model_total()).startswith(
+        "Table: 1 rows x 14 columns; all linear layers, not attention, norms or communication; "
+        "preset default")
     assert res.to_csv().splitlines()[1].split(",")[7:11] == ["8192", "4096", "4096", "32"]
 
 

@@ -408,3 +408,59 @@ def test_an_unknown_column_names_the_close_ones(asked, meant):
     for attempt in (lambda: res.format([asked]), lambda: res[asked]):
         with pytest.raises(KeyError, match=f"no column '{asked}'.*'{meant}'"):
             attempt()
+
+
+# -- totals of the layers that pay -------------------------------------------------------
+def _by_hand(res, keep):
+    """The total of one model's sweep with the rows ``keep`` converted: the bf16
+    time elsewhere, each row weighted by its count."""
+    w, base, lowp = res["count"], res["baseline_time"], res["lowp_time"]
+    return float(np.sum(w * base)) / float(np.sum(w * np.where(keep, lowp, base)))
+
+
+def test_model_total_converts_only_the_layers_asked():
+    model = rs.linear("rowwise", preset="torchao").on("NVIDIA H100")
+    res = sweep(model, "llama3-8b")
+    everything = res.model_total().rows[0]
+    assert everything["covers"] == "all linear layers" and "converted" not in everything
+    assert res.model_total(convert="all").rows == [everything]
+    # profitable: each layer at the faster of its two times, so never below 1
+    # and never below converting all
+    best = res.model_total(convert="profitable").rows[0]
+    assert best["speedup"] == pytest.approx(_by_hand(res, res["faster"]), rel=1e-14)
+    assert best["speedup"] >= max(1.0, best["speedup_all"])
+    assert best["speedup_all"] == pytest.approx(everything["speedup"], rel=1e-14)
+    assert best["converted"] == float(np.sum(res["count"][res["faster"]]))
+    # by name: the MLP's up projection only (32 blocks)
+    named = res.model_total(convert={"mlp.up_proj"}).rows[0]
+    assert named["speedup"] == pytest.approx(_by_hand(res, res["name"] == "mlp.up_proj"),
+                                             rel=1e-14)
+    assert (named["converted"], named["covers"]) == (32.0, "the named linear layers")
+    assert sweep_totals(model, "llama3-8b", convert={"mlp.up_proj"}).rows == [named]
+
+
+def test_model_total_takes_a_torchao_module_filter():
+    pytest.importorskip("torch")
+    model = rs.linear("rowwise").on("h100")
+    res = sweep(model, "llama3-70b")
+    keep = rs.float8_module_filter("h100", "rowwise", M=8192, skip_fqns=("o_proj",))
+    row = res.model_total(convert=keep).rows[0]
+    decided = np.array([keep.keeps(k, n) and "o_proj" not in name
+                        for name, k, n in zip(res["name"], res["K"], res["N"])])
+    assert row["speedup"] == pytest.approx(_by_hand(res, decided), rel=1e-14)
+    assert row["covers"] == "linear layers the filter keeps"
+    assert row["converted"] == float(np.sum(res["count"][decided]))
+
+
+def test_model_total_refuses_what_it_cannot_decide():
+    res = sweep(rs.linear("rowwise").on("h100"), "llama3-8b")
+    with pytest.raises(ValueError, match="no layer 'mlp.up_prj'.*did you mean 'mlp.up_proj'"):
+        res.model_total(convert=["mlp.up_prj"])
+    with pytest.raises(ValueError, match="unknown convert 'profitible'.*'profitable'"):
+        res.model_total(convert="profitible")
+    with pytest.raises(TypeError, match="convert must be"):
+        res.model_total(convert=3)
+    merged = ShapeSet(name="m", names=("a + b",), M=np.array([8192.0]), K=np.array([4096.0]),
+                      N=np.array([4096.0]), counts=np.array([2.0]))
+    with pytest.raises(ValueError, match="not all converted or all kept"):
+        sweep(rs.linear("rowwise").on("h100"), merged).model_total(convert={"a"})
