@@ -364,3 +364,21 @@ def test_groups_on_the_command_line(capsys):
     code, out, _ = run(capsys, "sweep", "--gpu", "h100", "--recipe", "rowwise", "--shapes",
                        "dsv3-671b-moe", "--max-rows", "2")
     assert out.splitlines()[1].split()[3:7] == ["M", "K", "N", "groups"]
+
+
+def test_recipes_mark_where_each_comes_from(capsys):
+    code, out, _ = run(capsys, "recipes")
+    lines = dict(line.split(None, 1) if " " in line else (line, "") for line in out.splitlines())
+    assert code == 0
+    assert lines["dynamic"] == lines["delayed"] == "[seed document only]"
+    assert lines["rowwise"] == "" and lines["mxfp8_32x32_weight"] == "[modelled only]"
+    code, out, _ = run(capsys, "recipes", "-v")
+    at = out.splitlines().index(next(line for line in out.splitlines()
+                                      if line.startswith("rowwise ")))
+    assert "one fp32 scale per row" in out.splitlines()[at]
+    assert out.splitlines()[at + 1].strip() == ('torchao: convert_to_float8_training(model, '
+                                                'config=Float8LinearConfig.from_recipe_name'
+                                                '("rowwise"))')
+    code, out, _ = run(capsys, "recipes", "--mode", "inference", "--json")
+    rows = {r["recipe"]: r for r in json.loads(out)}
+    assert "PerRow()" in rows["rowwise"]["torchao"] and rows["nvfp4"]["origin"] == "torchao"
