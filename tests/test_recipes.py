@@ -288,3 +288,14 @@ def test_the_torchao_calls_name_what_torchao_0_18_has():
                     from torchao.float8 import Float8LinearConfig
 
                     Float8LinearConfig.from_recipe_name(node.args[0].value)
+
+
+@pytest.mark.parametrize("name, mode, other", [("nvfp4", "training", "inference"),
+                                               ("tensorwise_static", "training", "inference"),
+                                               ("rowwise_with_gw_hp", "inference", "training")])
+def test_a_recipe_of_the_other_mode_says_so(name, mode, other):
+    with pytest.raises(ValueError, match=f"recipe '{name}' exists for {other}, not {mode}: "
+                                         f"pass mode='{other}'"):
+        rs.linear(name, mode=mode)
+    with pytest.raises(ValueError, match="unknown training recipe 'nvfp5'"):
+        rs.linear("nvfp5")

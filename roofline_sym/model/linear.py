@@ -31,8 +31,8 @@ from .formats import element, scaling
 from .gemm import Gemm
 from .outputs import OUTPUTS, compile_model_terms
 from .presets import Options, grouped_options, options
-from .recipes import (FUSABLE_ROLES, Kernel, Recipe, gemm_dims, gemm_weight, recipe as get_recipe,
-                      role_dims, tensor_dims)
+from .recipes import (FUSABLE_ROLES, MODES, Kernel, Recipe, gemm_dims, gemm_weight, list_recipes,
+                      recipe as get_recipe, role_dims, tensor_dims)
 from .term import Term, TermId, Work
 from .workloads import Workload, workload as get_workload
 
@@ -385,6 +385,21 @@ class Linear:
                 f"preset={self.preset!r}{work}{groups}{bound})")
 
 
+def _recipe(name: Any, mode: str, opts: Options) -> Recipe:
+    """The recipe ``name`` of ``mode``; a name of the other mode only is named as
+    such (``nvfp4`` in training: an inference recipe), not just unknown."""
+    try:
+        return get_recipe(name, mode, opts.recipe_table, opts.torch_compile_limitations)
+    except ValueError as exc:
+        other = next((m for m in MODES if m != mode), None)
+        if not str(exc).startswith("unknown") or not isinstance(name, str) or other is None \
+                or mode not in MODES or name not in list_recipes(other, opts.recipe_table):
+            raise
+        raise ValueError(f"recipe {name!r} exists for {other}, not {mode}: pass "
+                         f"mode={other!r} (--mode {other}); {mode} recipes: "
+                         f"{', '.join(list_recipes(mode, opts.recipe_table))}") from exc
+
+
 def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool | None = None,
            preset: str = "default", workload: str | Workload = "linear",
            groups: int | None = None, **option_overrides: Any) -> Linear:
@@ -419,7 +434,7 @@ def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool |
     opts = options(preset, **option_overrides)
     if groups is not None:
         opts = grouped_options(opts, **option_overrides)
-    r = get_recipe(recipe, mode, opts.recipe_table, opts.torch_compile_limitations)
+    r = _recipe(recipe, mode, opts)
     w = get_workload(workload, mode)
     if fuse is not None and not isinstance(fuse, bool):
         raise InputTypeError(f"fuse must be True or False, not {show(fuse)}")
