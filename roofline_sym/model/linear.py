@@ -340,7 +340,10 @@ class Linear:
         broadcasting).
 
         Shapes are taken as float64 (no integer overflow; ``dtype=np.float32``
-        halves the memory, to about 7 digits) and must be positive and finite.
+        halves the memory, to about 7 digits) and must be positive and finite;
+        they may be fractions (the model is a function of real M, K, N: a
+        break-even root, a plot's grid), while shape sets and the command line,
+        which describe real layers, take whole numbers.
         An unbound model takes its hardware symbols by name, e.g.
         ``BW=3.35e12``; arrays evaluate many GPUs at once (``hardware_axis``).
         ``outputs``: the names to return (default: all of ``OUTPUTS``); the work
