@@ -4,8 +4,8 @@ With no arguments it runs the main job on an embedded default (H100 SXM,
 training, every recipe): each recipe's break-even shape (cube, and M at
 K = N = 8192) with the regime behind it, and speedups at common shapes.
 Subcommands: ``hardware``, ``recipes``, ``formula``, ``eval``,
-``breakeven``, ``sensitivity``, ``sweep``, ``filter``, ``plot``, ``measure``, ``fidelity``.  Every user
-error ends with one line on stderr and exit code 2.
+``breakeven``, ``sensitivity``, ``sweep``, ``filter``, ``plot``, ``measure``,
+``fidelity``.  Every user error ends with one line on stderr and exit code 2.
 
 Each command is a module (``cmd_<name>``: its arguments and ``run``);
 ``common`` holds what they share; the layers below do the work.

@@ -2,10 +2,11 @@
 
 ``SweepResult.to_xarray()`` lays the rows of a sweep on a grid: one axis per
 GPU, per recipe and per shape (the rows of its shape sets, in order, labelled
-``set/layer``: ``ds.sel(shape="llama3-8b/mlp.up_proj")``), and one
-more for each of mode, fuse and preset that takes several values in the
-sweep (otherwise a scalar coordinate).  The variables are the seven outputs of ``Linear.evaluate``; a model
-the sweep did not run (a recipe a GPU lacks) is NaN.  Along ``shape`` the
+``set/layer``: ``ds.sel(shape="llama3-8b/mlp.up_proj")``), and one more for
+each of mode, fuse and preset that takes several values in the sweep
+(otherwise a scalar coordinate).  The variables are the seven outputs of
+``Linear.evaluate``; a model the sweep did not run (a recipe a GPU lacks) is
+NaN.  Along ``shape`` the
 coordinates ``shape_set``, ``name``, ``M``, ``K``, ``N``, ``count`` and
 ``groups`` say which layer each index is.  xarray is imported here, when
 called; it writes netCDF and zarr, and ``to_dataframe()`` gives the long table
