@@ -536,3 +536,31 @@ def test_the_sign_at_an_algebraic_point_is_decided_exactly():
     assert steps.sign_at(root) == 0
     assert steps.sign_at(Point(root.value * (1 + 1e-9))) == 1
     assert steps.sign_at(Point(root.value * (1 - 1e-9))) == -1
+
+
+def test_roots_print_as_decimals_and_stay_exact():
+    # torchao H100 tensorwise, K = N = 8192: M* = 1207706239961/1104106880 = 1093.83
+    # (test_torchao_tensorwise_h100_example derives it); a newcomer reads 1093.83,
+    # not 22 digits, and the exact value is one attribute away
+    model = rs.linear("tensorwise", fuse=True, preset="torchao").on("NVIDIA H100")
+    be = rs.breakeven(model, solve_for="M", K=8192, N=8192)
+    exact = sympy.Rational(1207706239961, 1104106880)
+    assert repr(be.roots) == str(be.roots) == "[1093.83]"
+    assert be.roots == [exact] and be.roots[0] == exact and be.roots.exact == [exact]
+    assert repr(be.roots.exact) == "[1207706239961/1104106880]"
+    assert be.roots.values == [float(exact)]
+    assert repr(be.steps) == "[]"
+    # symbolic roots print as the expressions they are and have no float values
+    sym = rs.breakeven(rs.linear("tensorwise", fuse=True, preset="torchao"), solve_for="M")
+    assert "t_launch" in repr(sym.roots)
+    with pytest.raises(ValueError, match="symbolic"):
+        sym.roots.values
+
+
+@pytest.mark.parametrize("name, meant", [("k", "K"), ("n", "N"), ("m", "M"), ("bw", "BW")])
+def test_a_lowercase_shape_is_named_not_blamed_on_binding(name, meant):
+    bound = rs.linear("tensorwise", fuse=True, preset="torchao").on("NVIDIA H100")
+    for model in (bound, bound.unbound):
+        with pytest.raises(ValueError, match=f"unknown variable '{name}' \\(did you mean "
+                                             f"'{meant}'"):
+            rs.breakeven(model, solve_for="M", **{name: 8192})

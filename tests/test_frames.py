@@ -135,3 +135,39 @@ def test_to_xarray_adds_a_dimension_for_what_varies_and_refuses_clashes():
     twice = rs.sweep([models[0], models[0]], "llama3-8b")
     with pytest.raises(ValueError, match="share"):
         twice.to_xarray()
+
+
+def test_the_shape_axis_is_labelled_by_set_and_layer(result):
+    pytest.importorskip("xarray")
+    ds = result.to_xarray()
+    assert ds.shape.values[0] == "llama3-8b/self_attn.q_proj"
+    for row in result.rows[:20]:
+        at = ds.sel(gpu=row["gpu"], recipe=row["recipe"],
+                    shape=f"{row['shape_set']}/{row['name']}")
+        assert float(at.speedup) == row["speedup"]
+    # the same set at two token counts: labels stay unique
+    twice = rs.sweep(rs.linear("rowwise").on("h100"), [rs.shape_set("llama3-8b", M=2048),
+                                                       rs.shape_set("llama3-8b", M=8192)])
+    labels = twice.to_xarray().shape.values.tolist()
+    assert len(set(labels)) == len(labels) == 14
+    assert labels[0] == "llama3-8b/self_attn.q_proj#0"
+
+
+def test_the_dask_extra_brings_a_netcdf_writer(result, tmp_path):
+    # to_xarray() comes with roofline-sym[dask]; so does a writer for to_netcdf
+    # (scipy, netCDF3): the engine xarray picks by itself is one the extra installs
+    import re
+    from pathlib import Path
+
+    from roofline_sym.devices.toml_io import tomllib
+
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("scipy")
+    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())[
+        "project"]["optional-dependencies"]["dask"]
+    assert "scipy" in {re.split(r"[<>=\[]", e)[0] for e in extras}
+    ds = result.to_xarray()
+    ds.to_netcdf(tmp_path / "sweep.nc")  # no engine named
+    with xr.open_dataset(tmp_path / "sweep.nc") as back:
+        np.testing.assert_array_equal(back.speedup.values, ds.speedup.values)
+        assert back.shape.values.tolist() == ds.shape.values.tolist()

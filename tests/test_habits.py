@@ -96,10 +96,12 @@ def test_exports_without_a_path_return_text():
 def test_sweep_result_states_its_options():
     res = rs.sweep(rs.model_grid("tensorwise", "h100"), rs.shape_set("llama3-8b", M=8192))
     first = repr(res).splitlines()[0]
-    assert first.startswith("SweepResult: 7 rows x 25 columns; preset default, casts not fused")
+    assert first.startswith("SweepResult: 7 rows x 26 columns; preset default, casts not fused")
     assert "self_attn.q_proj" in repr(res)
     assert "preset default, casts not fused, dataset default" in res._repr_html_()
-    assert repr(res.model_total()).startswith("Table: 1 rows x 13 columns; preset default")
+    assert repr(res.model_total()).startswith(
+        "Table: 1 rows x 14 columns; all linear layers, not attention, norms or communication; "
+        "preset default")
     assert res.to_csv().splitlines()[1].split(",")[7:11] == ["8192", "4096", "4096", "32"]
 
 

@@ -170,14 +170,49 @@ def test_hugging_face_config_on_the_meta_device():
         "model.layers.*.self_attn.k_proj + model.layers.*.self_attn.v_proj": (256, 128, 4),
         "model.layers.*.mlp.gate_proj + model.layers.*.mlp.up_proj": (256, 512, 4),
         "model.layers.*.mlp.down_proj": (512, 256, 2),
-        "lm_head": (256, 1000, 1),
     }
+    assert "without lm_head" in s.description
+    with_head = {name: (k, n, c) for name, _, k, n, c in
+                 rs.shape_set(_tiny_llama_config(), M=4096, lm_head=True)}
+    assert with_head == {**rows, "lm_head": (256, 1000, 1)}
 
 
 def test_hugging_face_model_id_found_locally(tmp_path):
     _tiny_llama_config().save_pretrained(tmp_path / "tiny-llama")
     s = rs.shape_set(str(tmp_path / "tiny-llama"), M=128)
-    assert len(s) == 5 and set(s.M) == {128}
+    assert len(s) == 4 and set(s.M) == {128}
+    assert len(rs.shape_set(str(tmp_path / "tiny-llama"), M=128, lm_head=True)) == 5
+
+
+def test_a_hugging_face_llama_config_and_the_shipped_set_agree():
+    # Llama 3 8B's config (L3-CFG) through the Hugging Face path and the shipped
+    # set llama3-8b: the same shapes, 32 blocks of each layer (lm_head in neither)
+    transformers = pytest.importorskip("transformers")
+    config = transformers.LlamaConfig(hidden_size=4096, intermediate_size=14336,
+                                      num_hidden_layers=32, num_attention_heads=32,
+                                      num_key_value_heads=8, vocab_size=128256)
+    hf = rs.shape_set(config, M=8192)
+    shipped = rs.shape_set("llama3-8b", M=8192)
+
+    def per_shape(s):
+        out = {}
+        for _, m, k, n, count in s:
+            out[(m, k, n)] = out.get((m, k, n), 0) + count
+        return out
+
+    assert per_shape(hf) == per_shape(shipped) == {
+        (8192, 4096, 4096): 64, (8192, 4096, 1024): 64, (8192, 4096, 14336): 64,
+        (8192, 14336, 4096): 32}
+    assert hf.total_flops == shipped.total_flops
+    with_head = rs.shape_set(config, M=8192, lm_head=True)
+    assert with_head.total_flops - hf.total_flops == 2 * 8192 * 4096 * 128256
+
+
+def test_skip_fqns_leaves_layers_out_of_a_module_set():
+    with torch.device("meta"):
+        net = nn.Sequential(nn.Linear(64, 128), nn.Linear(128, 64))
+    s = rs.shapes_from_module(net, M=16, skip_fqns=("1",))
+    assert list(s) == [("0", 16.0, 64.0, 128.0, 1.0)] and "without 1" in s.description
 
 
 def test_hugging_face_moe_config_counts_experts_as_grouped():

@@ -291,3 +291,25 @@ def test_docs_examples_run(tmp_path, monkeypatch):
         exec(compile(block, "docs/render.md", "exec"), scope)
     for name in ("heatmap.pdf", "breakeven.pdf", "roofline.svg", "regimes.png"):
         assert (tmp_path / name).stat().st_size > 0
+
+
+def test_titles_stay_inside_the_figure():
+    # the longest defaults: a long recipe name, a workload, options, the shape
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    long = rs.linear("mxfp8_32x32_flexible_gemm_layout", workload="ln-linear-sigmoid")
+    figures = [P.speedup_heatmap(long, hw="b200", **FAST),
+               P.breakeven_curves([model(), model("rowwise")], points=10),
+               P.roofline(long, hw="b200"),
+               P.regime_map(long, hw="b200", resolution=24),
+               P.sensitivity_plot(long, hw="b200", points=10)]
+    for fig in figures:
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        title = fig.axes[0].title
+        box = title.get_window_extent(canvas.get_renderer())
+        assert 0 <= box.x0 and box.x1 <= fig.bbox.width, title.get_text()
+    # lines are broken after a comma, the words kept
+    text = figures[0].axes[0].title.get_text()
+    assert text.count("\n") > 1 and ",\n" in text
+    assert text.replace("\n", " ") == P._describe(long.on("b200")).replace("\n", " ")

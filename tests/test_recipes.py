@@ -238,3 +238,64 @@ def test_fuse_defaults_to_the_preset():
     assert rs.linear("tensorwise").fuse is False
     assert rs.linear("tensorwise", preset="torchao").fuse is False
     assert rs.linear("dynamic", preset="seed", fuse=False).fuse is False
+
+
+# -- how each recipe runs ------------------------------------------------------------------
+def test_every_recipe_says_how_it_runs_or_why_nothing_runs_it():
+    from roofline_sym.model.torchao_calls import TORCHAO_CALLS, WHY_NOT
+
+    for preset in ("default", "torchao"):
+        for mode in rs.MODES:
+            for name in rs.list_recipes(mode, preset=preset):
+                call = TORCHAO_CALLS[mode][name]
+                assert bool(call) != (name in WHY_NOT), (mode, name)
+
+
+def test_the_torchao_calls_name_what_torchao_0_18_has():
+    # every name a call uses imports from where IMPORTS says, attributes exist
+    # (enum members), and the float8 recipe names are ones torchao accepts
+    import ast
+    import importlib.util
+    from pathlib import Path
+
+    pytest.importorskip("torchao")
+    from roofline_sym.model.torchao_calls import IMPORTS, TORCHAO_CALLS
+
+    def defines(module, name):
+        try:
+            return hasattr(importlib.import_module(module), name)
+        except ModuleNotFoundError as missing:  # a GPU-only module: read, not imported
+            assert missing.name == "triton", missing
+            source = Path(importlib.util.find_spec(module).origin).read_text()
+            return f"class {name}(" in source
+
+    for mode, calls in TORCHAO_CALLS.items():
+        for name, call in calls.items():
+            if not call:
+                continue
+            tree = ast.parse(call.split(", calibrate")[0])
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                        and node.value.id in IMPORTS:
+                    owner = getattr(importlib.import_module(IMPORTS[node.value.id]),
+                                    node.value.id)
+                    assert hasattr(owner, node.attr), (name, node.attr)
+                elif isinstance(node, ast.Name) and node.id not in ("model", "torch"):
+                    assert node.id in IMPORTS, (name, node.id)
+                    assert defines(IMPORTS[node.id], node.id), node.id
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr == "from_recipe_name":
+                    from torchao.float8 import Float8LinearConfig
+
+                    Float8LinearConfig.from_recipe_name(node.args[0].value)
+
+
+@pytest.mark.parametrize("name, mode, other", [("nvfp4", "training", "inference"),
+                                               ("tensorwise_static", "training", "inference"),
+                                               ("rowwise_with_gw_hp", "inference", "training")])
+def test_a_recipe_of_the_other_mode_says_so(name, mode, other):
+    with pytest.raises(ValueError, match=f"recipe '{name}' exists for {other}, not {mode}: "
+                                         f"pass mode='{other}'"):
+        rs.linear(name, mode=mode)
+    with pytest.raises(ValueError, match="unknown training recipe 'nvfp5'"):
+        rs.linear("nvfp5")

@@ -6,6 +6,7 @@ import importlib
 import io
 import json
 import math
+import re
 import sys
 from functools import lru_cache
 
@@ -356,3 +357,110 @@ def test_cli_streams_the_same_text_as_the_api(capsys, tmp_path):
     assert text == [f"training; {res.caption}"] + want and text[-1] == "... 55 more rows"
     assert main(base + ["--total", "--csv"]) == 0
     assert capsys.readouterr().out == res.model_total().to_csv()
+
+
+# -- what a printed table shows ----------------------------------------------------------
+def test_a_printed_sweep_always_shows_which_layer_each_row_is():
+    res = sweep(model_grid(["tensorwise", "rowwise"], ["h100"]), "llama3-8b")
+    lines = repr(res).splitlines()
+    assert lines[1].split()[:7] == ["gpu", "recipe", "shape_set", "name", "M", "K", "N"]
+    # q_proj of Llama 3 8B at its default M: 8192 x 4096 x 4096 (shapes.toml)
+    assert _cells(lines[2])[3:7] == ["self_attn.q_proj", "8192", "4096", "4096"]
+    assert all(len(line) <= 100 for line in lines[1:])
+    assert str(res) == repr(res)
+
+
+def test_expert_rows_show_their_groups():
+    res = sweep(rs.linear("rowwise").on("h100"), "dsv3-671b-moe")
+    head, *rows = repr(res).splitlines()[1:-1]
+    assert head.split()[4:8] == ["M", "K", "N", "groups"]
+    assert res["groups"].tolist() == shape_set("dsv3-671b-moe").groups.tolist()
+    plain = sweep(rs.linear("rowwise").on("h100"), "llama3-8b")
+    assert "groups" not in repr(plain).splitlines()[1] and set(plain["groups"]) == {1.0}
+
+
+def test_long_layer_names_shorten_in_the_middle_not_the_shapes():
+    from roofline_sym.numeric.shapes import ShapeSet
+
+    name = "model.layers.*.self_attn.q_proj + model.layers.*.self_attn.o_proj + lm_head.x"
+    s = ShapeSet(name="mine", names=(name, "b"), M=np.array([8192.0, 16.0]),
+                 K=np.array([4096.0, 32.0]), N=np.array([4096.0, 64.0]),
+                 counts=np.array([1.0, 1.0]))
+    lines = repr(sweep(rs.linear("tensorwise").on("h100"), s)).splitlines()[1:]
+    assert all(len(line) <= 100 for line in lines)
+    cells = _cells(lines[1])
+    # its start and end stay, with the shape and the speedup beside it
+    assert cells[3].startswith("model.lay") and cells[3].endswith("lm_head.x")
+    assert "..." in cells[3] and len(cells[3]) == 24
+    assert cells[4:7] == ["8192", "4096", "4096"] and lines[0].split()[7] == "speedup"
+
+
+def _cells(line):
+    """A printed row's cells (columns are two spaces apart at least; a GPU name
+    has one inside)."""
+    return re.split(r"\s{2,}", line.strip())
+
+
+@pytest.mark.parametrize("asked, meant", [("layer", "name"), ("spedup", "speedup"),
+                                          ("lowp_time_s", "lowp_time"), ("Groups", "groups")])
+def test_an_unknown_column_names_the_close_ones(asked, meant):
+    res = sweep(_model(), "pow2")
+    for attempt in (lambda: res.format([asked]), lambda: res[asked]):
+        with pytest.raises(KeyError, match=f"no column '{asked}'.*'{meant}'"):
+            attempt()
+
+
+# -- totals of the layers that pay -------------------------------------------------------
+def _by_hand(res, keep):
+    """The total of one model's sweep with the rows ``keep`` converted: the bf16
+    time elsewhere, each row weighted by its count."""
+    w, base, lowp = res["count"], res["baseline_time"], res["lowp_time"]
+    return float(np.sum(w * base)) / float(np.sum(w * np.where(keep, lowp, base)))
+
+
+def test_model_total_converts_only_the_layers_asked():
+    model = rs.linear("rowwise", preset="torchao").on("NVIDIA H100")
+    res = sweep(model, "llama3-8b")
+    everything = res.model_total().rows[0]
+    assert everything["covers"] == "all linear layers" and "converted" not in everything
+    assert res.model_total(convert="all").rows == [everything]
+    # profitable: each layer at the faster of its two times, so never below 1
+    # and never below converting all
+    best = res.model_total(convert="profitable").rows[0]
+    assert best["speedup"] == pytest.approx(_by_hand(res, res["faster"]), rel=1e-14)
+    assert best["speedup"] >= max(1.0, best["speedup_all"])
+    assert best["speedup_all"] == pytest.approx(everything["speedup"], rel=1e-14)
+    assert best["converted"] == float(np.sum(res["count"][res["faster"]]))
+    # by name: the MLP's up projection only (32 blocks)
+    named = res.model_total(convert={"mlp.up_proj"}).rows[0]
+    assert named["speedup"] == pytest.approx(_by_hand(res, res["name"] == "mlp.up_proj"),
+                                             rel=1e-14)
+    assert (named["converted"], named["covers"]) == (32.0, "the named linear layers")
+    assert sweep_totals(model, "llama3-8b", convert={"mlp.up_proj"}).rows == [named]
+
+
+def test_model_total_takes_a_torchao_module_filter():
+    pytest.importorskip("torch")
+    model = rs.linear("rowwise").on("h100")
+    res = sweep(model, "llama3-70b")
+    keep = rs.float8_module_filter("h100", "rowwise", M=8192, skip_fqns=("o_proj",))
+    row = res.model_total(convert=keep).rows[0]
+    decided = np.array([keep.keeps(k, n) and "o_proj" not in name
+                        for name, k, n in zip(res["name"], res["K"], res["N"])])
+    assert row["speedup"] == pytest.approx(_by_hand(res, decided), rel=1e-14)
+    assert row["covers"] == "linear layers the filter keeps"
+    assert row["converted"] == float(np.sum(res["count"][decided]))
+
+
+def test_model_total_refuses_what_it_cannot_decide():
+    res = sweep(rs.linear("rowwise").on("h100"), "llama3-8b")
+    with pytest.raises(ValueError, match="no layer 'mlp.up_prj'.*did you mean 'mlp.up_proj'"):
+        res.model_total(convert=["mlp.up_prj"])
+    with pytest.raises(ValueError, match="unknown convert 'profitible'.*'profitable'"):
+        res.model_total(convert="profitible")
+    with pytest.raises(TypeError, match="convert must be"):
+        res.model_total(convert=3)
+    merged = ShapeSet(name="m", names=("a + b",), M=np.array([8192.0]), K=np.array([4096.0]),
+                      N=np.array([4096.0]), counts=np.array([2.0]))
+    with pytest.raises(ValueError, match="not all converted or all kept"):
+        sweep(rs.linear("rowwise").on("h100"), merged).model_total(convert={"a"})

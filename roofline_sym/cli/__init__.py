@@ -4,8 +4,8 @@ With no arguments it runs the main job on an embedded default (H100 SXM,
 training, every recipe): each recipe's break-even shape (cube, and M at
 K = N = 8192) with the regime behind it, and speedups at common shapes.
 Subcommands: ``hardware``, ``recipes``, ``formula``, ``eval``,
-``breakeven``, ``sensitivity``, ``sweep``, ``plot``, ``measure``, ``fidelity``.  Every user
-error ends with one line on stderr and exit code 2.
+``breakeven``, ``sensitivity``, ``sweep``, ``filter``, ``plot``, ``measure``,
+``fidelity``.  Every user error ends with one line on stderr and exit code 2.
 
 Each command is a module (``cmd_<name>``: its arguments and ``run``);
 ``common`` holds what they share; the layers below do the work.
@@ -22,15 +22,16 @@ from typing import Any, Callable, Sequence, TextIO
 from .._version import version
 from ..devices import HardwareError
 from ..validate import escape
-from . import (cmd_breakeven, cmd_default, cmd_eval, cmd_fidelity, cmd_formula, cmd_hardware,
-               cmd_measure, cmd_plot, cmd_recipes, cmd_sensitivity, cmd_sweep, completion)
+from . import (cmd_breakeven, cmd_default, cmd_eval, cmd_fidelity, cmd_filter, cmd_formula,
+               cmd_hardware, cmd_measure, cmd_plot, cmd_recipes, cmd_sensitivity, cmd_sweep,
+               completion)
 from .common import Parser, UserError
 
 __all__ = ["main"]
 
 # in the order --help lists them
 COMMANDS = (cmd_hardware, cmd_recipes, cmd_formula, cmd_plot, cmd_measure, cmd_fidelity,
-            cmd_eval, cmd_breakeven, cmd_sensitivity, cmd_sweep)
+            cmd_eval, cmd_breakeven, cmd_sensitivity, cmd_sweep, cmd_filter)
 
 EPILOG = """examples:
   roofline-sym                                   the main job (H100 SXM, training)
@@ -42,6 +43,7 @@ EPILOG = """examples:
   roofline-sym breakeven --gpu h100 --recipe tensorwise --solve-for M --at K=8192,N=8192
   roofline-sym sensitivity --gpu h100 --recipe rowwise --shape 8192,8192,8192
   roofline-sym sweep --gpu h100 --gpu b200 --shapes llama3-70b -M 16384 --total
+  roofline-sym filter --gpu h100 --recipe rowwise --shapes llama3-8b
   roofline-sym plot heatmap --gpu h100 --recipe tensorwise --fuse -o heatmap.png
   roofline-sym --print-completion bash > ~/.local/share/bash-completion/completions/roofline-sym
 """

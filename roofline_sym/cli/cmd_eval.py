@@ -1,4 +1,4 @@
-"""``roofline-sym eval``: the seven times and the speedup at given shapes."""
+"""``roofline-sym eval``: the seven times (seconds) and the speedup at given shapes."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 
 from ..model.linear import OUTPUTS
 from ..model.presets import describe_models
+from ..numeric.table import Table
 from . import common
 
 NAME = "eval"
@@ -33,14 +34,12 @@ def run(args: argparse.Namespace) -> int:
             rows.append({"gpu": common.gpu_name(m), "recipe": m.recipe.name, "M": M, "K": K,
                          "N": N, **{k: float(out[k][i]) for k in OUTPUTS}})
 
-    def text() -> None:
+    def text() -> None:  # times in seconds, as every command and export gives them
         print(f"{args.mode}; {describe_models(models)}")
-        print(f"{'gpu':<16}{'recipe':<34}{'M':>8}{'K':>8}{'N':>8}{'bf16 us':>11}"
-              f"{'lowp us':>11}{'speedup':>9}")
-        for r in rows:
-            print(f"{r['gpu']:<16}{r['recipe']:<34}{r['M']:>8g}{r['K']:>8g}{r['N']:>8g}"
-                  f"{r['baseline_time'] * 1e6:>11.1f}{r['lowp_time'] * 1e6:>11.1f}"
-                  f"{r['speedup']:>9.3f}")
+        columns = ("gpu", "recipe", "M", "K", "N", "baseline_time", "lowp_time", "speedup")
+        table = Table({c: np.array([r[c] for r in rows], dtype=object if c in ("gpu", "recipe")
+                                   else float) for c in columns})
+        print(table.format(max_rows=len(rows)))
 
     common.emit(rows, args, text)
     return 0

@@ -10,7 +10,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ..numeric.shapes import ShapeSet, list_shape_sets, shape_set
+from ..numeric.shapes import list_shape_sets
 from ..numeric.sweep import Table, sweep_chunks, sweep_totals, write_sweep
 from ..validate import show
 from . import common
@@ -29,9 +29,9 @@ _PROGRESS_ROWS = 100_000
 def arguments(p: argparse.ArgumentParser) -> None:
     common.hardware_options(p)
     common.model_options(p)
-    p.add_argument("--shapes", metavar="NAME|FILE",
-                   help=f"shape set ({', '.join(list_shape_sets())}) or a .csv/.json "
-                        "file of M,K,N rows")
+    p.add_argument("--shapes", metavar="NAME|FILE|DIR",
+                   help=f"shape set ({', '.join(list_shape_sets())}), a .csv/.json "
+                        "file of M,K,N rows, or a Hugging Face config directory")
     p.add_argument("-M", type=common.dimension, help="tokens per batch for model shape sets")
     p.add_argument("--total", action="store_true",
                    help="one count-weighted total per model and shape set")
@@ -69,12 +69,7 @@ def run(args: argparse.Namespace) -> int:
     if args.shapes is None:
         raise UserError("--shapes is required: a shape-set name (see `roofline-sym sweep "
                         "--list`) or a CSV/JSON file of M,K,N rows")
-    if Path(args.shapes).suffix.lower() in (".csv", ".json"):
-        if args.M is not None:
-            raise UserError("-M sets the tokens of a model shape set; a shape file has its own M")
-        shapes = ShapeSet.from_file(args.shapes)
-    else:
-        shapes = shape_set(args.shapes, M=args.M)
+    shapes = common.shapes(args.shapes, args.M)
     models = common.models(args)
     rows = len(models) * len(shapes)
     report = rows >= _PROGRESS_ROWS and (args.total or args.csv or args.json)
@@ -95,9 +90,10 @@ def run(args: argparse.Namespace) -> int:
     elif args.total and args.json:
         table.to_json(args.output or sys.stdout)
     elif not (args.csv or args.json):
+        experts = ["groups"] if np.any(shapes.groups != 1) else []
         cols = (["gpu", "recipe", "shape_set", "M", "baseline_time", "lowp_time", "speedup"]
-                if args.total else ["gpu", "recipe", "name", "M", "K", "N", "speedup",
-                                    "lowp_gemm_regime", "lowp_overhead_regime"])
+                if args.total else ["gpu", "recipe", "name", "M", "K", "N", *experts,
+                                    "speedup", "lowp_gemm_regime", "lowp_overhead_regime"])
         print(f"{models[0].mode}; {table.caption}")
         text = table.format(cols, max_rows=max_rows)
         if not args.total and rows > max_rows:

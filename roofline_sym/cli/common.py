@@ -16,22 +16,25 @@ import argparse
 import csv
 import json
 import sys
+from pathlib import Path
 from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
 
 from ..devices import DATASETS, Dataset, Hardware, UnknownHardwareError, dataset, load_hardware
+from ..interop.hf import shape_set
 from ..model.linear import Linear, linear
 from ..model.presets import PRESETS, options
 from ..model.recipes import MODES, list_recipes
 from ..model.workloads import list_workloads
+from ..numeric.shapes import ShapeSet
 from ..numeric.sweep import model_grid
 from ..numeric.table import export_rows
 from ..validate import SHAPE_MAX, parse_number, show
 
 __all__ = ["UserError", "Parser", "DEFAULT_GPU", "parse_shape", "parse_at", "count", "dimension",
            "hardware_options", "model_options", "output_options", "gpus", "recipes",
-           "models", "hardware_dataset", "emit"]
+           "models", "hardware_dataset", "emit", "shapes"]
 
 DEFAULT_GPU = "h100-sxm"
 
@@ -91,6 +94,16 @@ def count(text: str) -> int:
     return value
 
 
+def _groups(text: str) -> int:
+    """An argparse type: experts of a grouped layer, a whole number from 1."""
+    try:
+        value = parse_number(text, "groups", integer=True, limit=1 << 20)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{show(text)} is not a number of experts: give a "
+                                         "whole number from 1 to 1048576") from None
+    return int(value)
+
+
 def parse_at(items: Sequence[str]) -> dict[str, float]:
     """``--at K=8192,N=8192`` (repeatable) as {name: number}."""
     out: dict[str, float] = {}
@@ -127,6 +140,9 @@ def model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", default="default", choices=tuple(PRESETS))
     p.add_argument("--workload", default="linear", choices=list_workloads(),
                    help="what surrounds the layer (default: linear, the layer alone)")
+    p.add_argument("--groups", type=_groups, metavar="G",
+                   help="a mixture of experts' grouped GEMMs: G experts share the M rows "
+                        "(default: a dense layer; a shape set's expert rows have their own)")
 
 
 def output_options(p: argparse.ArgumentParser) -> None:
@@ -173,6 +189,19 @@ def gpus(args: argparse.Namespace) -> list[Hardware]:
     return out
 
 
+def shapes(text: str, M: float | None) -> ShapeSet:
+    """``--shapes``: a .csv/.json file of M,K,N rows, a shipped set's name, or a
+    Hugging Face config directory or local model id (its linear layers)."""
+    if Path(text).suffix.lower() in (".csv", ".json"):
+        if M is not None:
+            raise UserError("-M sets the tokens of a model shape set; a shape file has its own M")
+        return ShapeSet.from_file(text)
+    if Path(text).is_dir() and not (Path(text) / "config.json").is_file():
+        raise UserError(f"--shapes {show(text)}: a directory without config.json; give a "
+                        "Hugging Face config directory, a shape file or a set name")
+    return shape_set(text, M=M)
+
+
 def recipes(args: argparse.Namespace) -> list[str]:
     return args.recipe or list_recipes(args.mode, options(args.preset).recipe_table)
 
@@ -182,7 +211,8 @@ def models(args: argparse.Namespace) -> list[Linear]:
     (a dtype, block scaling or number it lacks) are skipped with one note."""
     names, entries = recipes(args), gpus(args)
     how = {"mode": args.mode, "fuse": args.fuse, "preset": args.preset,
-           "workload": getattr(args, "workload", "linear")}
+           "workload": getattr(args, "workload", "linear"),
+           "groups": getattr(args, "groups", None)}
     if len(names) * len(entries) == 1:  # one pair: its problem is the error
         return [linear(names[0], **how).on(entries[0])]
     out = model_grid(names, entries, **how)

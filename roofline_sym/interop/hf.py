@@ -6,6 +6,12 @@ directory whose config is on this machine (``local_files_only``: nothing is
 downloaded), or an ``nn.Module``.  A config becomes its model built on the
 meta device (no weights allocated), then ``shapes_from_module``.  torch and
 transformers are imported only for those.
+
+A config's set leaves out the output projection (``lm_head``, the model's
+output embeddings), as the shipped model sets do: they hold the linear
+layers of the transformer blocks, the ones float8 training converts (the
+output projection usually stays in bf16 for accuracy); ``lm_head=True``
+keeps it.  A module you pass keeps every ``nn.Linear``.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..numeric.shapes import ShapeSet, list_shape_sets, shape_set as shipped_set
-from .modules import shapes_from_module
+from .modules import module_shapes, shapes_from_module
 
 __all__ = ["shape_set", "DEFAULT_TOKENS"]
 
@@ -25,12 +31,13 @@ def _is_config(obj: Any) -> bool:
     return hasattr(obj, "model_type") and callable(getattr(obj, "to_dict", None))
 
 
-def shape_set(name: Any, M: Any = None, **params: Any) -> ShapeSet:
+def shape_set(name: Any, M: Any = None, *, lm_head: bool = False, **params: Any) -> ShapeSet:
     """A shape set: shipped (by name), a Hugging Face config or local model id,
     or a ``torch.nn.Module``; model sets take the token count ``M``.
 
     ``params``: a shipped set's own parameters.  A config or module without
-    ``M`` is taken at 8192 tokens.
+    ``M`` is taken at 8192 tokens.  ``lm_head``: keep a config's output
+    projection (left out by default, as in the shipped sets).
 
     >>> shape_set("llama3-8b", M=4096).tokens
     4096.0
@@ -43,11 +50,11 @@ def shape_set(name: Any, M: Any = None, **params: Any) -> ShapeSet:
     if hasattr(name, "named_modules"):
         return shapes_from_module(name, M=tokens)
     if _is_config(name):
-        return _from_config(name, tokens)
+        return _from_config(name, tokens, lm_head=lm_head)
     if isinstance(name, str):
         config = _local_config(name)
         if config is not None:
-            return _from_config(config, tokens, label=name)
+            return _from_config(config, tokens, label=name, lm_head=lm_head)
     return shipped_set(name, M)  # the usual error, naming the shipped sets
 
 
@@ -64,7 +71,8 @@ def _local_config(name: str) -> Any:
         return None
 
 
-def _from_config(config: Any, M: Any, label: str | None = None) -> ShapeSet:
+def _from_config(config: Any, M: Any, label: str | None = None,
+                 lm_head: bool = False) -> ShapeSet:
     try:
         import torch
         import transformers
@@ -77,4 +85,16 @@ def _from_config(config: Any, M: Any, label: str | None = None) -> ShapeSet:
         except ValueError:  # not a causal language model
             model = transformers.AutoModel.from_config(config)
     name = label or getattr(config, "name_or_path", "") or config.model_type
-    return shapes_from_module(model, M=M, name=name)
+    head = None if lm_head else _output_projection(model)
+    if head is None:
+        return shapes_from_module(model, M=M, name=name)
+    return module_shapes(model, M, None, name, None, lambda fqn: fqn == head,
+                         f", without {head} (the output projection; lm_head=True keeps it)")
+
+
+def _output_projection(model: Any) -> str | None:
+    """The module path of a model's output embeddings (``lm_head``), if it has them."""
+    get = getattr(model, "get_output_embeddings", None)
+    head = get() if callable(get) else None
+    return next((fqn for fqn, mod in model.named_modules() if mod is head), None) \
+        if head is not None else None

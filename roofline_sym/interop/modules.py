@@ -26,16 +26,17 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from ..numeric.shapes import ShapeSet
+from ..validate import items
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["shapes_from_module", "layer_pattern"]
+__all__ = ["shapes_from_module", "module_shapes", "layer_pattern"]
 
 
 def layer_pattern(fqn: str) -> str:
@@ -74,14 +75,18 @@ def _merge(records: list[_Record], name: str, tokens: float | None,
 
 
 def shapes_from_module(module: Any, M: Any = None, *, example_inputs: Any = None,
-                       name: str | None = None, top_k: int | None = None) -> ShapeSet:
+                       name: str | None = None, top_k: int | None = None,
+                       skip_fqns: Sequence[str] = ()) -> ShapeSet:
     """One row per distinct GEMM shape of ``module``'s linear layers.
 
     ``M``: the token count (rows of every layer's input) when the module does
     not run; ``example_inputs``: a tensor, a tuple of positional arguments or
     a dict of keyword arguments to run the module with (meta tensors are
     enough), which also finds convolutions and each layer's own M; ``top_k``:
-    experts per token of a mixture of experts' fused expert weights.
+    experts per token of a mixture of experts' fused expert weights;
+    ``skip_fqns``: layers whose module path contains one of these are left
+    out (as torchao's ``filter_fqns``; ``("lm_head",)`` keeps the output
+    projection out of the set).
 
     >>> import torch
     >>> with torch.device("meta"):
@@ -93,6 +98,17 @@ def shapes_from_module(module: Any, M: Any = None, *, example_inputs: Any = None
     >>> shapes_from_module(mlp, example_inputs=torch.empty(4, 128, 4096, device="meta")).M.tolist()
     [512.0, 512.0]
     """
+    skip = tuple(items(skip_fqns, "skip_fqns (module names to leave out)", str))
+    return module_shapes(module, M, example_inputs, name, top_k,
+                         lambda fqn: any(s in fqn for s in skip),
+                         f", without {', '.join(skip)}" if skip else "")
+
+
+def module_shapes(module: Any, M: Any, example_inputs: Any, name: str | None,
+                  top_k: int | None, leave_out: Callable[[str], bool],
+                  note: str = "") -> ShapeSet:
+    """``shapes_from_module`` with the layers ``leave_out(module path)`` selects
+    left out, and ``note`` added to the set's description."""
     try:
         import torch
     except ImportError:
@@ -110,11 +126,13 @@ def shapes_from_module(module: Any, M: Any = None, *, example_inputs: Any = None
             (fqn, m, float(mod.in_features), float(mod.out_features), 1)
             for fqn, mod in module.named_modules() if isinstance(mod, torch.nn.Linear)]
         records += _experts(module, m, top_k)
-        return _merge(records, label, m, f"nn.Linear layers of {label} at M = {m:g}")
+        return _merge([r for r in records if not leave_out(r[0])], label, m,
+                      f"nn.Linear layers of {label} at M = {m:g}{note}")
     if M is not None:
         raise ValueError("give M= or example_inputs=, not both: traced layers have their own M")
     records = _trace(module, example_inputs)
-    return _merge(records, label, None, f"GEMMs of {label}, traced")
+    return _merge([r for r in records if not leave_out(r[0])], label, None,
+                  f"GEMMs of {label}, traced{note}")
 
 
 def _experts(module: "torch.nn.Module", M: float, top_k: int | None) -> list[_Record]:

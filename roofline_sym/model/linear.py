@@ -31,8 +31,8 @@ from .formats import element, scaling
 from .gemm import Gemm
 from .outputs import OUTPUTS, compile_model_terms
 from .presets import Options, grouped_options, options
-from .recipes import (FUSABLE_ROLES, Kernel, Recipe, gemm_dims, gemm_weight, recipe as get_recipe,
-                      role_dims, tensor_dims)
+from .recipes import (FUSABLE_ROLES, MODES, Kernel, Recipe, gemm_dims, gemm_weight, list_recipes,
+                      recipe as get_recipe, role_dims, tensor_dims)
 from .term import Term, TermId, Work
 from .workloads import Workload, workload as get_workload
 
@@ -340,7 +340,10 @@ class Linear:
         broadcasting).
 
         Shapes are taken as float64 (no integer overflow; ``dtype=np.float32``
-        halves the memory, to about 7 digits) and must be positive and finite.
+        halves the memory, to about 7 digits) and must be positive and finite;
+        they may be fractions (the model is a function of real M, K, N: a
+        break-even root, a plot's grid), while shape sets and the command line,
+        which describe real layers, take whole numbers.
         An unbound model takes its hardware symbols by name, e.g.
         ``BW=3.35e12``; arrays evaluate many GPUs at once (``hardware_axis``).
         ``outputs``: the names to return (default: all of ``OUTPUTS``); the work
@@ -385,6 +388,21 @@ class Linear:
                 f"preset={self.preset!r}{work}{groups}{bound})")
 
 
+def _recipe(name: Any, mode: str, opts: Options) -> Recipe:
+    """The recipe ``name`` of ``mode``; a name of the other mode only is named as
+    such (``nvfp4`` in training: an inference recipe), not just unknown."""
+    try:
+        return get_recipe(name, mode, opts.recipe_table, opts.torch_compile_limitations)
+    except ValueError as exc:
+        other = next((m for m in MODES if m != mode), None)
+        if not str(exc).startswith("unknown") or not isinstance(name, str) or other is None \
+                or mode not in MODES or name not in list_recipes(other, opts.recipe_table):
+            raise
+        raise ValueError(f"recipe {name!r} exists for {other}, not {mode}: pass "
+                         f"mode={other!r} (--mode {other}); {mode} recipes: "
+                         f"{', '.join(list_recipes(mode, opts.recipe_table))}") from exc
+
+
 def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool | None = None,
            preset: str = "default", workload: str | Workload = "linear",
            groups: int | None = None, **option_overrides: Any) -> Linear:
@@ -419,7 +437,7 @@ def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool |
     opts = options(preset, **option_overrides)
     if groups is not None:
         opts = grouped_options(opts, **option_overrides)
-    r = get_recipe(recipe, mode, opts.recipe_table, opts.torch_compile_limitations)
+    r = _recipe(recipe, mode, opts)
     w = get_workload(workload, mode)
     if fuse is not None and not isinstance(fuse, bool):
         raise InputTypeError(f"fuse must be True or False, not {show(fuse)}")

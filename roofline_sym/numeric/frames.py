@@ -1,10 +1,12 @@
 """A sweep as an ``xarray.Dataset``: dimensions gpu, recipe, shape.
 
 ``SweepResult.to_xarray()`` lays the rows of a sweep on a grid: one axis per
-GPU, per recipe and per shape (the rows of its shape sets, in order), and one
-more for each of mode, fuse and preset that takes several values in the
-sweep (otherwise a scalar coordinate).  The variables are the seven outputs of ``Linear.evaluate``; a model
-the sweep did not run (a recipe a GPU lacks) is NaN.  Along ``shape`` the
+GPU, per recipe and per shape (the rows of its shape sets, in order, labelled
+``set/layer``: ``ds.sel(shape="llama3-8b/mlp.up_proj")``), and one more for
+each of mode, fuse and preset that takes several values in the sweep
+(otherwise a scalar coordinate).  The variables are the seven outputs of
+``Linear.evaluate``; a model the sweep did not run (a recipe a GPU lacks) is
+NaN.  Along ``shape`` the
 coordinates ``shape_set``, ``name``, ``M``, ``K``, ``N``, ``count`` and
 ``groups`` say which layer each index is.  xarray is imported here, when
 called; it writes netCDF and zarr, and ``to_dataframe()`` gives the long table
@@ -63,7 +65,7 @@ def to_xarray(blocks: Sequence[Any], outputs: Sequence[str]) -> xarray.Dataset:
     shapes = [s for s, _ in sets.values()]
     # strings as fixed-width unicode: netCDF writers take those, not objects
     coords: dict[str, np.ndarray | tuple[str, np.ndarray]] = {d: np.array(axes[d]) for d in dims}
-    coords["shape"] = np.arange(offset)
+    coords["shape"] = _labels(shapes)
     per_shape = {
         "shape_set": np.array([s.name for s in shapes for _ in range(len(s))]),
         "name": np.array([n for s in shapes for n in s.names]),
@@ -80,6 +82,17 @@ def to_xarray(blocks: Sequence[Any], outputs: Sequence[str]) -> xarray.Dataset:
             coords[d] = np.array(blocks[0].meta[d])
     return xr.Dataset({name: (all_dims, arr, {"units": "1" if name == "speedup" else "s"})
                        for name, arr in data.items()}, coords=coords)
+
+
+def _labels(shapes: Sequence[ShapeSet]) -> np.ndarray:
+    """One label per row of the sets: ``set/layer`` (``llama3-8b/mlp.up_proj``),
+    with ``#i`` (the row's index along ``shape``) where two would be equal."""
+    labels = [f"{s.name}/{n}" for s in shapes for n in s.names]
+    seen: dict[str, int] = {}
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+    return np.array([label if seen[label] == 1 else f"{label}#{i}"
+                     for i, label in enumerate(labels)])
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -35,6 +35,7 @@ from ..model.recipes import list_recipes
 from ..model.term import REGIMES
 from ..solve import NumericBreakEven, breakeven
 from ..validate import MAX_ROWS, InputTypeError, check_size, choice, count, items, show
+from .convert import Conversion
 from .frames import to_xarray
 from .shapes import ShapeSet, shape_set
 from .table import Table, write_csv, write_json
@@ -53,15 +54,20 @@ _GROUPS = (
     ("lowp_overhead_regime", "lowp", "overhead"),
 )
 COLUMNS = (
-    *_MODEL_COLUMNS, "shape_set", "name", "M", "K", "N", "count",
+    *_MODEL_COLUMNS, "shape_set", "name", "M", "K", "N", "count", "groups",
     *OUTPUTS, "faster",
     *(g[0] for g in _GROUPS),
     "cube_breakeven", "cube_size", "faster_on_cube",
 )
-# what repr shows of a sweep and of its totals
+# what repr shows of a sweep and of its totals; the keys (which row is which) are
+# never dropped to fit, and a sweep shows ``groups`` when a row has experts
+_KEYS = ("gpu", "recipe", "shape_set", "name", "M", "K", "N", "groups")
 _PREVIEW = ("gpu", "recipe", "shape_set", "name", "M", "K", "N", "speedup", "faster",
             "lowp_overhead_regime")
+_TOTAL_KEYS = ("gpu", "recipe", "shape_set", "M")
 _TOTAL_PREVIEW = ("gpu", "recipe", "shape_set", "M", "baseline_time", "lowp_time", "speedup")
+_PARTIAL_PREVIEW = ("gpu", "recipe", "shape_set", "M", "count", "converted", "baseline_time",
+                    "lowp_time", "speedup", "speedup_all")
 # rows per evaluate() call: bounds a streaming sweep's memory (a chunk's columns
 # and its text) and sets how often the progress callback fires
 _CHUNK = 1 << 16
@@ -94,6 +100,8 @@ class _Block:
                 out[name] = getattr(s, name)[rows]
             elif name == "count":
                 out[name] = s.counts[rows]
+            elif name == "groups":
+                out[name] = s.groups[rows]
             elif name == "name":
                 out[name] = np.array(s.names[rows], dtype=object)
             else:
@@ -111,8 +119,8 @@ class SweepResult(Table):
     def __init__(self, blocks: list[_Block], caption: str = ""):
         self._blocks = blocks
         parts = [b.columns(slice(None), b.values) for b in blocks]
-        super().__init__({c: _concat([p[c] for p in parts]) for c in COLUMNS}, caption,
-                         _PREVIEW)
+        columns = {c: _concat([p[c] for p in parts]) for c in COLUMNS}
+        super().__init__(columns, caption, _preview(columns["groups"]), _KEYS)
 
     def to_xarray(self) -> xarray.Dataset:
         """An ``xarray.Dataset`` with dimensions gpu, recipe, shape (and mode,
@@ -123,15 +131,33 @@ class SweepResult(Table):
         """
         return to_xarray(self._blocks, OUTPUTS)
 
-    def model_total(self) -> Table:
-        """Per (model, shape set): count-weighted total times and overall speedup.
+    def model_total(self, convert: Any = "all") -> Table:
+        """Per (model, shape set): count-weighted total times and overall speedup
+        of the set's linear layers (their GEMMs and casts; attention, norms and
+        communication are not modelled, so a whole step gains less).
 
         ``speedup = sum(count * baseline_time) / sum(count * lowp_time)``;
         ``flops``: count-weighted FLOPs of the layers' GEMMs in the model's
         mode (3 GEMMs in training, 1 in inference); ``M`` is the token count
-        of a model set (NaN when it varies across rows).
+        of a model set (NaN when it varies across rows).  ``covers`` says what
+        the total sums.
+
+        ``convert``: which layers run in low precision, the others in bf16
+        (``numeric.convert``): ``"all"``, ``"profitable"``, a torchao module
+        filter (``rs.float8_module_filter(...)``) or a collection of layer
+        names; with any but ``"all"`` the table adds ``converted`` (layers
+        converted, counted) and ``speedup_all`` (every layer converted).
+
+        >>> import roofline_sym as rs
+        >>> res = rs.sweep(rs.linear("rowwise", preset="torchao").on("NVIDIA H100"), "llama3-8b")
+        >>> row = res.model_total(convert="profitable").rows[0]
+        >>> row["covers"], row["converted"], row["count"]  # 5 of 7 layers x 32 blocks
+        ('linear layers where faster', 160.0, 224.0)
+        >>> row["speedup"] > row["speedup_all"]
+        True
         """
-        totals = _Totals(self.caption)
+        rule = Conversion.of(convert, *(b.shapes for b in self._blocks))
+        totals = _Totals(self.caption, rule)
         for b in self._blocks:
             totals.add(b, slice(None), b.values)
         return totals.table()
@@ -140,35 +166,51 @@ class SweepResult(Table):
 class _Totals:
     """Count-weighted totals per block, added chunk by chunk (``model_total``)."""
 
-    def __init__(self, caption: str = "") -> None:
+    def __init__(self, caption: str = "", rule: Conversion = Conversion("all")) -> None:
         self._rows: dict[_Block, dict[str, Any]] = {}
-        self.caption = caption
+        self.rule = rule
+        # a total is of linear layers only: said in every repr, export and CLI table
+        self.caption = f"{rule.covers}, not attention, norms or communication" + (
+            f"; {caption}" if caption else "")
 
     def add(self, block: _Block, rows: slice, values: Mapping[str, np.ndarray]) -> None:
         s = block.shapes
         w, m = s.counts[rows], s.M[rows]
+        partial = self.rule.kind != "all"
         row = self._rows.get(block)
         if row is None:
             row = self._rows[block] = {
                 **{c: block.meta[c] for c in _MODEL_COLUMNS + ("shape_set",)},
+                "covers": self.rule.covers,
                 # a model set's token count (its experts see top_k times it)
                 "M": s.tokens if s.tokens is not None else float(m[0]), "layers": len(s),
-                "count": 0.0,
+                "count": 0.0, **({"converted": 0.0} if partial else {}),
                 "flops": (3 if block.meta["mode"] == "training" else 1) * s.total_flops,
-                "baseline_time": 0.0, "lowp_time": 0.0, "speedup": math.nan}
+                "baseline_time": 0.0, "lowp_time": 0.0, "speedup": math.nan,
+                **({"speedup_all": math.nan, "_all": 0.0} if partial else {})}
         if s.tokens is None and not np.all(m == s.M[0]):
             row["M"] = math.nan
+        base, lowp = values["baseline_time"], values["lowp_time"]
         row["count"] += float(np.sum(w))
-        row["baseline_time"] += float(np.sum(w * values["baseline_time"]))
-        row["lowp_time"] += float(np.sum(w * values["lowp_time"]))
+        row["baseline_time"] += float(np.sum(w * base))
+        if partial:
+            keep = self.rule.keeps(s, rows, values["faster"])
+            row["converted"] += float(np.sum(w[keep]))
+            row["lowp_time"] += float(np.sum(w * np.where(keep, lowp, base)))
+            row["_all"] += float(np.sum(w * lowp))
+            row["speedup_all"] = row["baseline_time"] / row["_all"]
+        else:
+            row["lowp_time"] += float(np.sum(w * lowp))
         row["speedup"] = row["baseline_time"] / row["lowp_time"]
 
     def table(self) -> Table:
-        rows = list(self._rows.values())
+        rows = [{k: v for k, v in r.items() if not k.startswith("_")}
+                for r in self._rows.values()]
+        preview = _TOTAL_PREVIEW if self.rule.kind == "all" else _PARTIAL_PREVIEW
         # strings as object arrays, as in the sweep's own columns
         return Table({c: np.array([r[c] for r in rows],
                                   dtype=object if isinstance(rows[0][c], str) else None)
-                      for c in rows[0]}, self.caption, _TOTAL_PREVIEW)
+                      for c in rows[0]}, self.caption, preview, _TOTAL_KEYS)
 
 
 def sweep(models: Linear | Iterable[Linear], shapes: Any,
@@ -235,14 +277,16 @@ def sweep_chunks(models: Linear | Iterable[Linear], shapes: Any,
     rows = count(rows, "sweep_chunks: rows", minimum=1)
     models, sets = _arguments(models, shapes)  # checked now, not at the first chunk
     caption = describe_models(models)
-    return (Table(block.columns(sl, values), caption, _PREVIEW)
-            for block, sl, values in _stream(models, sets, progress, rows))
+    return (Table(cols, caption, _preview(cols["groups"]), _KEYS)
+            for block, sl, values in _stream(models, sets, progress, rows)
+            for cols in [block.columns(sl, values)])
 
 
 def sweep_totals(models: Linear | Iterable[Linear], shapes: Any,
-                 progress: Callable[[int, int], None] | None = None) -> Table:
-    """``sweep(models, shapes).model_total()``, computed chunk by chunk without
-    keeping the rows.
+                 progress: Callable[[int, int], None] | None = None,
+                 convert: Any = "all") -> Table:
+    """``sweep(models, shapes).model_total(convert)``, computed chunk by chunk
+    without keeping the rows.
 
     >>> import roofline_sym as rs
     >>> m = rs.linear("tensorwise", fuse=True, preset="torchao").on("NVIDIA H100")
@@ -250,7 +294,7 @@ def sweep_totals(models: Linear | Iterable[Linear], shapes: Any,
     1.541
     """
     models, sets = _arguments(models, shapes)
-    totals = _Totals(describe_models(models))
+    totals = _Totals(describe_models(models), Conversion.of(convert, *sets))
     for block, sl, values in _stream(models, sets, progress, _CHUNK):
         totals.add(block, sl, values)
     return totals.table()
@@ -369,6 +413,14 @@ def _stream(models: list[Linear], sets: list[ShapeSet],
                 done += len(values["speedup"])
                 if progress is not None:
                     progress(done, total)
+
+
+def _preview(groups: np.ndarray) -> tuple[str, ...]:
+    """The columns a sweep's repr shows: ``groups`` beside N where a row has experts."""
+    if not np.any(groups != 1):
+        return _PREVIEW
+    at = _PREVIEW.index("N") + 1
+    return (*_PREVIEW[:at], "groups", *_PREVIEW[at:])
 
 
 def _shape_sets(shapes: Any) -> list[ShapeSet]:

@@ -17,12 +17,15 @@ M,lowp_time_s
 
 from __future__ import annotations
 
+import difflib
 import io
 import math
 import os
 from typing import TYPE_CHECKING, Any, Collection, Iterable, Iterator, Mapping, Sequence, TextIO
 
 import numpy as np
+
+from ..validate import show
 
 if TYPE_CHECKING:
     import pandas
@@ -33,6 +36,9 @@ __all__ = ["Table", "UNITS", "header", "export_rows", "write_csv", "write_json"]
 UNITS = {name: "s" for name in (
     "baseline_gemm_time", "baseline_overhead_time", "lowp_gemm_time", "lowp_overhead_time",
     "baseline_time", "lowp_time")}
+# words a reader may try for a column: the column they mean
+_SYNONYMS = {"layer": "name", "layers": "name", "layer_name": "name", "time": "lowp_time",
+             "gpus": "gpu", "recipes": "recipe", "g": "groups", "experts": "groups"}
 # rows a repr / HTML shows before "... more rows"
 _SHOW = 10
 _SHOW_HTML = 50
@@ -70,9 +76,10 @@ class Table:
     """A column-oriented table: ``.columns``, ``.rows``, ``len()``, ``t["col"]``.
 
     ``caption``: what the table was made with (preset, fusion, dataset), shown
-    above its rows; ``preview``: the columns ``repr`` shows (default: all, the
-    middle ones elided to fit 100 characters).  Export with ``to_csv``,
-    ``to_json`` (text without a path) or ``to_pandas``.
+    above its rows; ``preview``: the columns ``repr`` shows (default: all);
+    ``keys``: the columns that say which row is which (GPU, recipe, layer, M,
+    K, N): a display too narrow for every column drops others, never these.
+    Export with ``to_csv``, ``to_json`` (text without a path) or ``to_pandas``.
 
     >>> t = Table({"a": np.array([1.0, 2.0]), "b": np.array(["x", "y"])})
     >>> t.columns, len(t), t.rows[1]
@@ -85,10 +92,11 @@ class Table:
     """
 
     def __init__(self, columns: Mapping[str, np.ndarray], caption: str = "",
-                 preview: Sequence[str] | None = None):
+                 preview: Sequence[str] | None = None, keys: Sequence[str] = ()):
         self._data = dict(columns)
         self.caption = caption
         self.preview = [c for c in preview if c in self._data] if preview else None
+        self.keys = [c for c in keys if c in self._data]
         lengths = {len(v) for v in self._data.values()}
         if len(lengths) > 1:
             raise ValueError(f"columns have different lengths {sorted(lengths)}")
@@ -101,10 +109,27 @@ class Table:
         return len(next(iter(self._data.values()))) if self._data else 0
 
     def __getitem__(self, column: str) -> np.ndarray:
-        try:
-            return self._data[column]
-        except KeyError:
-            raise KeyError(f"no column {column!r}; columns: {', '.join(self._data)}") from None
+        self._check(column)
+        return self._data[column]
+
+    def _check(self, column: Any) -> None:
+        """A KeyError naming close matches for a column the table lacks (a
+        header as printed, ``lowp_time_s``, names its column ``lowp_time``)."""
+        if isinstance(column, str) and column in self._data:
+            return
+        by_header = {header(c): c for c in self._data}
+        if isinstance(column, str) and column in by_header:
+            hint = f" (the header {column!r} shows column {by_header[column]!r} with its unit)"
+        else:
+            hint = ""
+            if isinstance(column, str):
+                close = difflib.get_close_matches(column.casefold(), list(self._data), n=3,
+                                                  cutoff=0.6)
+                if column.casefold() in _SYNONYMS and _SYNONYMS[column.casefold()] in self._data:
+                    close.insert(0, _SYNONYMS[column.casefold()])
+                if close:
+                    hint = f" (did you mean {', '.join(map(repr, dict.fromkeys(close)))}?)"
+        raise KeyError(f"no column {show(column)}{hint}; columns: {', '.join(self._data)}")
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -146,25 +171,25 @@ class Table:
     def format(self, columns: Sequence[str] | None = None, max_rows: int = 20,
                width: int | None = None) -> str:
         """A fixed-width text rendering of the first ``max_rows`` rows (headers
-        with units); with ``width``, middle columns give way to ``...``."""
+        with units).  With ``width``, columns that are not ``keys`` give way,
+        last first, to ``...``; keys too wide together shorten their longest
+        text (a layer's name) in the middle.
+
+        >>> t = Table({"name": np.array(["q_proj", "k_proj"]), "M": np.array([8.0, 8.0]),
+        ...            "note": np.array(["a long remark", "another"])}, keys=["name", "M"])
+        >>> print(t.format(width=14))
+          name  M  ...
+        q_proj  8  ...
+        k_proj  8  ...
+        """
         columns = list(columns or self.columns)
+        for c in columns:
+            self._check(c)
         rows = self.rows[:max_rows]
         cells = {c: [header(c)] + [_cell(r[c]) for r in rows] for c in columns}
-        widths = {c: max(map(len, v)) for c, v in cells.items()}
-        shown = columns
-        if width is not None and sum(widths.values()) + 2 * len(columns) > width:
-            left: list[str] = []
-            right: list[str] = []
-            used = 5
-            for i in range(len(columns)):
-                side, c = (left, columns[i // 2]) if i % 2 == 0 else (
-                    right, columns[len(columns) - 1 - i // 2])
-                if used + widths[c] + 2 > width or c in left or c in right:
-                    break
-                side.append(c)
-                used += widths[c] + 2
-            shown = left + ["..."] + right[::-1]
-            cells["..."], widths["..."] = ["..."] * (len(rows) + 1), 3
+        shown = _fit(columns, cells, self.keys, width)
+        cells["..."] = ["..."] * (len(rows) + 1)
+        widths = {c: max(map(len, cells[c])) for c in shown}
         lines = ["  ".join(cells[c][i].rjust(widths[c]) for c in shown)
                  for i in range(len(rows) + 1)]
         if len(self) > max_rows:
@@ -321,6 +346,50 @@ def _whole(arr: np.ndarray) -> bool:
     finite = arr[~np.isnan(arr)]
     return bool(np.all(np.isfinite(finite)) and np.all(finite == np.round(finite))
                 and np.all(np.abs(finite) < 2.0 ** 53))
+
+
+def _fit(columns: list[str], cells: dict[str, list[str]], keys: Sequence[str],
+         width: int | None) -> list[str]:
+    """The columns shown within ``width``: the widest text key (a layer's name)
+    shortened in the middle down to 24 characters, then the other columns
+    dropped, last first (a ``...`` column where any was), then that key down
+    to 12 characters (``cells`` is changed in place)."""
+    def used(shown: list[str]) -> int:
+        return sum(3 if c == "..." else max(map(len, cells[c])) for c in shown) + 2 * (
+            len(shown) - 1)
+
+    def shorten(shown: list[str], floor: int, width: int) -> None:
+        texts = [c for c in shown if c in keys and not _numeric_cells(cells[c])]
+        excess = used(shown) - width
+        if excess > 0 and texts:
+            widest = max(texts, key=lambda c: max(map(len, cells[c])))
+            limit = max(floor, max(map(len, cells[widest])) - excess)
+            cells[widest] = [_shorten(t, limit) for t in cells[widest]]
+
+    if width is None or used(columns) <= width:
+        return columns
+    shorten(columns, 24, width)
+    shown = list(columns)
+    others = [c for c in columns if c not in keys]
+    while others and used(shown) > width:
+        shown.remove(others.pop())
+        if shown[-1] != "...":
+            shown.append("...")
+    shorten(shown, 12, width)
+    return shown
+
+
+def _numeric_cells(column: list[str]) -> bool:
+    return all(t.replace(".", "").replace("-", "").replace("e+", "").isdigit()
+               for t in column[1:])
+
+
+def _shorten(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, its middle as ``...``."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 3 + 1) // 2
+    return text[:head] + "..." + text[len(text) - (limit - 3 - head):]
 
 
 def _cell(v: Any) -> str:

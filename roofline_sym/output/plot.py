@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import numbers
 import os
 from dataclasses import dataclass
@@ -355,7 +356,7 @@ def speedup_heatmap(model: Linear, *, hw: Hardware | str | None = None,
         cells.frame(ax)
         ax.set_xlabel(_K_LABEL)
         ax.set_ylabel(_M_LABEL)
-        ax.set_title(title if title is not None else _describe(mb))
+        _set_title(ax, title if title is not None else _describe(mb))
         handles = ax.get_legend_handles_labels()[0]
         if tie.any():
             handles.append(Patch(facecolor=_TIE_COLOR, edgecolor="0.3", lw=0.4,
@@ -364,6 +365,44 @@ def speedup_heatmap(model: Linear, *, hw: Hardware | str | None = None,
             ax.legend(handles=handles, loc="best", frameon=True, framealpha=0.85,
                       borderpad=0.3, handlelength=1.6)
     return fig
+
+
+def _set_title(ax: Axes, text: str) -> None:
+    """``ax``'s title, each line broken after a comma or semicolon where it would
+    run past the figure's edge (the title is centred on the axes, as laid out
+    now): never clipped."""
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    title = ax.set_title(text)
+    fig = ax.get_figure(root=True)
+    if fig is None:  # not reached: new_axes gives axes in a figure
+        return
+    engine = fig.get_layout_engine()
+    if engine is not None:
+        engine.execute(fig)  # where the axes sits once labels and colour bars have room
+    box = ax.get_position()
+    centre = box.x0 + box.width / 2
+    limit = 0.96 * 2 * min(centre, 1 - centre) * fig.get_figwidth() * 72  # points
+    measure = RendererAgg(1, 1, 72)  # type: ignore[no-untyped-call]  # 72 dpi: pixels are points
+    prop = title.get_fontproperties()
+
+    def width(line: str) -> float:
+        size = measure.get_text_width_height_descent(  # type: ignore[no-untyped-call]
+            line, prop, "$" in line)
+        return float(size[0])
+
+    lines = []
+    for line in text.split("\n"):
+        pieces = re.split(r"(?<=[,;]) ", line)
+        current = pieces[0]
+        for piece in pieces[1:]:
+            if width(f"{current} {piece}") > limit:
+                lines.append(current)
+                current = piece
+            else:
+                current = f"{current} {piece}"
+        lines.append(current)
+    title.set_text("\n".join(lines))
 
 
 def _describe(mb: Linear) -> str:
@@ -441,7 +480,7 @@ def breakeven_curves(models: Any, *, hw: Hardware | str | None = None,
             hws = {_gpu(mb).name for _, mb in items}
             title = ("break-even, " + next(iter(hws))) if len(hws) == 1 else "break-even"
             title += "; low precision faster above\n" + describe_models([m for _, m in items])
-        ax.set_title(title)
+        _set_title(ax, title)
         ax.legend(loc="upper right", frameon=False, handlelength=1.6)
     return fig
 
@@ -541,7 +580,7 @@ def roofline(model: Linear, shape: Any = (8192, 8192, 8192), *,
         ax.set_ylabel("performance (TFLOP/s)")
         ax.grid(True, which="major", lw=0.4, alpha=0.4)
         m, k, n = (f"{v:g}" for v in shape)
-        ax.set_title(title if title is not None else
+        _set_title(ax, title if title is not None else
                      f"{mb.recipe.name}, {h.name}, $M = {m}$, $K = {k}$, $N = {n}$\n"
                      + describe_models([mb]))
         kinds = [Line2D([], [], ls="none", marker=mk, mfc="0.75", mec="k", mew=0.5, ms=4.5,
@@ -648,7 +687,7 @@ def regime_map(model: Linear, *, hw: Hardware | str | None = None,
         cells.frame(ax)
         ax.set_xlabel(_K_LABEL)
         ax.set_ylabel(_M_LABEL)
-        ax.set_title(title if title is not None else _describe(mb))
+        _set_title(ax, title if title is not None else _describe(mb))
         who = "low-precision" if side == "lowp" else "bf16"
         has_casts = any(c for _, c in cats)
         handles: list[Artist] = [
@@ -695,7 +734,7 @@ def sensitivity_plot(model: Linear, *, hw: Hardware | str | None = None,
         ax.set_xscale("log", base=2)
         ax.set_xlabel(_M_LABEL)
         ax.set_ylabel(r"$\partial \ln S / \partial \ln x$")
-        ax.set_title(title if title is not None else
+        _set_title(ax, title if title is not None else
                      f"{_describe(mb)}, K = {shape[1]:g}, N = {shape[2]:g}")
         ax.legend(loc="best", ncol=2, frameon=False, handlelength=1.5)
     return fig

@@ -26,7 +26,7 @@ from ..validate import InputTypeError, choice, show, unknown_name
 from ..model.term import REGIMES, Term, TermId
 from .piecewise import NumericBreakEven, solve_piecewise
 from .problem import Pieces, Problem
-from .result import BreakEven, BreakEvenPieces
+from .result import BreakEven, BreakEvenPieces, Roots
 
 __all__ = ["SymbolicBreakEven", "RegimeCondition", "solve", "solve_closed_form"]
 
@@ -72,9 +72,9 @@ class SymbolicBreakEven(BreakEven):
         return [(c.label, c.relation) for c in self.regime_conditions]
 
     @property
-    def roots(self) -> list[sympy.Expr]:
+    def roots(self) -> Roots:
         """Every candidate root (one for a linear difference)."""
-        return list(self.candidates)
+        return Roots(self.candidates)
 
     @property
     def faster(self) -> sympy.Set:

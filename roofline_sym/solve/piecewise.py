@@ -38,7 +38,7 @@ from ..validate import positive_array, positive_number
 from .polynomials import (INF, Point, coefficients, combine, exact_value, horner, inside,
                           roots_in, sign, trim)
 from .problem import Problem
-from .result import BreakEven, BreakEvenPieces
+from .result import BreakEven, BreakEvenPieces, Roots
 from .steps import MAX_STEPS, StepModel, Terms, too_many_steps
 
 __all__ = ["NumericBreakEven", "Segment", "Mark", "Span", "solve_piecewise"]
@@ -118,12 +118,13 @@ class NumericBreakEven(BreakEven):
             return p.value
         return INF if p.value == 0 else (0.0 if p.value == INF else 1 / p.value)
 
-    def _values(self, points: Sequence[Point]) -> list[sympy.Expr]:
-        return sorted((self._value(p) for p in points), key=float)
+    def _values(self, points: Sequence[Point]) -> Roots:
+        return Roots(sorted((self._value(p) for p in points), key=float))
 
     @property
-    def roots(self) -> list[sympy.Expr]:
-        """Break-even points in increasing order, exact where possible."""
+    def roots(self) -> Roots:
+        """Break-even points in increasing order, exact where possible (printed
+        as decimals; ``.exact`` prints them exactly)."""
         return self._values(self._roots)
 
     @property
@@ -132,7 +133,7 @@ class NumericBreakEven(BreakEven):
         return np.array(sorted(self._float(p) for p in self._roots), dtype=float)
 
     @property
-    def steps(self) -> list[sympy.Expr]:
+    def steps(self) -> Roots:
         """Where a block-scale step takes low precision from slower to faster (or
         back) without equal times: exact values, increasing."""
         return self._values(self._steps)

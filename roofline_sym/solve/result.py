@@ -21,7 +21,45 @@ from ..model.linear import Linear
 from ..model.term import RegimeSummary
 from .inputs import fixed_values
 
-__all__ = ["BreakEven", "BreakEvenPieces"]
+__all__ = ["BreakEven", "BreakEvenPieces", "Roots"]
+
+
+class Roots(list[sympy.Expr]):
+    """Break-even points: a list of exact values that prints as decimals.
+
+    The items stay exact (a ``Rational``, an algebraic number, or an
+    expression in the symbols left free); ``repr`` shows each number to 6
+    significant digits, since a 22-digit rational says less than its
+    decimal.  ``.exact`` prints them exactly, ``.values`` gives floats.
+
+    >>> r = Roots([sympy.Rational(1207706239961, 1104106880)])
+    >>> r
+    [1093.83]
+    >>> r.exact
+    [1207706239961/1104106880]
+    >>> [round(v, 4) for v in r.values], r == [sympy.Rational(1207706239961, 1104106880)]
+    ([1093.8309], True)
+    """
+
+    @property
+    def exact(self) -> list[sympy.Expr]:
+        """The same values as a plain list, printed exactly."""
+        return list(self)
+
+    @property
+    def values(self) -> list[float]:
+        """The values as floats (a value with free symbols cannot be one)."""
+        free = [v for v in self if v.free_symbols]
+        if free:
+            raise ValueError(f"{free[0]} is symbolic: specialise with .subs(...) first, or "
+                             "read .exact")
+        return [float(v) for v in self]
+
+    def __repr__(self) -> str:
+        return "[" + ", ".join(str(v) if v.free_symbols else f"{float(v):.6g}"
+                               for v in self) + "]"
+
+    __str__ = __repr__
 
 
 @dataclass(frozen=True)
@@ -69,7 +107,7 @@ class BreakEven:
     symbolic: ClassVar[bool] = False
 
     @property
-    def roots(self) -> list[sympy.Expr]:
+    def roots(self) -> Roots:
         raise NotImplementedError
 
     @property

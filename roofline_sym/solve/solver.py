@@ -56,6 +56,9 @@ def breakeven(model: Linear, solve_for: Any = None, along: Any = None, *,
         raise ValueError(f"the model is already bound to {model.hardware.name}: pass the "
                          "unbound model with hardware=..., or no hardware=")
     usable = set(S.SHAPE_SYMBOLS) | model.free_hardware_symbols
+    for key in values:  # a misspelt name (k for K) is named as one, bound model or not
+        if isinstance(key, str):
+            variable(key)
     if model.hardware is not None:
         bound = [k for k in values if k not in SHAPES]
         if bound:
