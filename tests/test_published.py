@@ -161,9 +161,6 @@ def test_a_left_out_source_never_predicts_itself():
     scrambled = t.with_measured(np.where(t.source_id == source, t.measured * 3.0, t.measured))
     again = fidelity.leave_one_source_out(scrambled, sources=[source])
     np.testing.assert_array_equal(again.predicted, cv.predicted)
-    # ... while a fit that keeps the source follows it
-    kept = calibrations.fit(calibrations.SPECS["B200 (HGX)"], scrambled)
-    assert kept.values != calibrations.fit(calibrations.SPECS["B200 (HGX)"]).values
     assert 0 < cv.pooled["median"] < 0.3 and set(cv.pooled) == {
         "rows", "median", "p90", "wrong", "decisive"}
 
