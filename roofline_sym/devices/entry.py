@@ -487,26 +487,17 @@ class Hardware:
             row("memory", f"{float(self.memory_bytes) / 1e9:g} GB", "memory_bytes")
         if self.l2_bytes is not None:
             row("L2 cache", f"{float(self.l2_bytes) / 1e6:g} MB", "l2_bytes")
-        if self.gemm_fixed_s:
-            row("GEMM fixed time", ", ".join(f"{c} {float(v) * 1e6:.3g} us"
-                                            for c, v in self.gemm_fixed_s.items()),
-                "gemm_fixed_s")
-        if self.kernel_fixed_s:
-            row("kernel fixed time", ", ".join(f"{k} {float(v) * 1e6:.3g} us"
-                                              for k, v in self.kernel_fixed_s.items()),
-                "kernel_fixed_s")
-        if self.kernel_efficiency:
-            row("kernel efficiency", ", ".join(f"{k} {float(v):.3g}"
-                                              for k, v in self.kernel_efficiency.items()),
-                "kernel_efficiency")
-        if self.scaling_efficiency:
-            row("scaled-GEMM factor", ", ".join(f"{k} {float(v):.3g}"
-                                               for k, v in self.scaling_efficiency.items()),
-                "scaling_efficiency")
-        if self.grouped_efficiency:
-            row("grouped-GEMM factor", ", ".join(f"{k} {float(v):.3g}"
-                                                for k, v in self.grouped_efficiency.items()),
-                "grouped_efficiency")
+        # the size-dependent tables: (label, field, scale, unit) of each entry
+        for label, name, scale, unit in (
+                ("GEMM fixed time", "gemm_fixed_s", 1e6, " us"),
+                ("kernel fixed time", "kernel_fixed_s", 1e6, " us"),
+                ("kernel efficiency", "kernel_efficiency", 1.0, ""),
+                ("scaled-GEMM factor", "scaling_efficiency", 1.0, ""),
+                ("grouped-GEMM factor", "grouped_efficiency", 1.0, "")):
+            table = getattr(self, name)
+            if table:
+                row(label, ", ".join(f"{k} {float(v) * scale:.3g}{unit}"
+                                     for k, v in table.items()), name)
         lines.extend(f"  note: {n}" for n in self.notes)
         return escape("\n".join(lines))
 

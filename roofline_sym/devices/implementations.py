@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, Mapping
 
 from .. import symbols as S
 from ..validate import choice
@@ -32,7 +32,7 @@ from .entry import Hardware
 from .toml_io import tomllib
 
 __all__ = ["IMPLEMENTATIONS", "Profile", "profiles", "profile", "generation", "apply",
-           "check_implementation"]
+           "profile_values", "check_implementation"]
 
 IMPLEMENTATIONS = ("torch", "cutlass", "triton", "deepgemm", "fbgemm", "te")
 
@@ -105,30 +105,48 @@ def profile(implementation: str, gpu: Hardware | str, family: str) -> Profile | 
     return None
 
 
-def apply(hw: Hardware, implementation: str, rates: dict[str, float] | None = None,
-          fixed: dict[str, float] | None = None) -> Hardware:
-    """``hw`` as ``implementation`` sees it: each profiled scaling family's
-    factor times the profile's rate, its GEMM classes at the profile's fixed
-    time.  ``rates`` / ``fixed`` (``{family: value}``) replace the shipped
-    profiles (a fit's trial values).  ``torch`` returns ``hw`` itself."""
-    implementation = check_implementation(implementation)
+def profile_values(values: Mapping[str, float], implementation: str, gpu: Hardware,
+                   trial: Mapping[str, float] | None = None, shipped: bool = True
+                   ) -> dict[str, float]:
+    """The hardware numbers (by symbol name, of ``values``) that
+    ``implementation`` changes on ``gpu``: each scaling family's factor times
+    its profile's rate (kept within a rate factor's range), the family's GEMM
+    classes at the profile's fixed time.  ``trial``: profile numbers by name
+    (``rate.<impl>.<family>``, ``fixed.<impl>.<family>``: a fit's) that
+    replace the shipped profiles; ``shipped=False``: no shipped profile
+    applies (a fit from priors).
+
+    >>> import roofline_sym as rs
+    >>> h100 = rs.hardware("h100")
+    >>> v = {str(k): float(x) for k, x in h100.parameters.items()}
+    >>> changed = profile_values(v, "cutlass", h100, {"rate.cutlass.rowwise": 0.5}, shipped=False)
+    >>> list(changed), changed["kappa_rowwise"] == 0.5 * v["kappa_rowwise"]
+    (['kappa_rowwise'], True)
+    """
+    trial = trial or {}
+    out: dict[str, float] = {}
     if implementation == "torch":
-        return hw
-    values: dict[str, float] = {}
-    params = hw.parameters
+        return out
     for family in S.SCALING_FAMILIES:
-        p = profile(implementation, hw, family)
-        rate = (rates or {}).get(family, p.rate if p else 1.0)
-        t0 = (fixed or {}).get(family, p.fixed_s if p else None)
+        known = profile(implementation, gpu, family) if shipped else None
+        rate = trial.get(f"rate.{implementation}.{family}", known.rate if known else 1.0)
+        t0 = trial.get(f"fixed.{implementation}.{family}", known.fixed_s if known else None)
         if rate != 1.0:
-            values[f"kappa_{family}"] = float(params[S.scaling_efficiency(family)]) * rate
+            out[f"kappa_{family}"] = min(max(values[f"kappa_{family}"] * rate, 0.05), 1.5)
         if t0 is not None:
             for cls in S.GEMM_CLASSES:
-                if cls.split("_")[0] in hw.peak_flops and f"_{family}" in cls:
-                    values[f"t0_{cls}"] = t0
-    if not values:
+                if f"_{family}" in cls and f"t0_{cls}" in values:
+                    out[f"t0_{cls}"] = t0
+    return out
+
+
+def apply(hw: Hardware, implementation: str) -> Hardware:
+    """``hw`` as ``implementation`` sees it (``profile_values`` of the
+    shipped profiles); ``torch`` returns ``hw`` itself."""
+    implementation = check_implementation(implementation)
+    values = {str(k): float(v) for k, v in hw.parameters.items()}
+    changes = profile_values(values, implementation, hw)
+    if not changes:
         return hw
-    return hw.with_values(values, source=f"implementation profile {implementation!r} "
-                                         "(data/implementations.toml)")
-
-
+    return hw.with_values(changes, source=f"implementation profile {implementation!r} "
+                                          "(data/implementations.toml)")

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import sympy
 
 from .. import symbols as S
 from ..devices import Hardware, hardware, list_hardware
@@ -29,14 +28,11 @@ from ..devices import implementations as impls
 from ..devices.entry import fixed_time_prior
 from .kernel_tables import GemmRows, gemm_rows
 from .speedup_fit import FIXED_LIMIT, RATE_LIMIT, SpeedupFit, fit_speedups
-
-# the written data keep a little inside the limits: a 16^3 GEMM also moves a few
-# bytes, twice as many in bf16, on top of its fixed time
-_FIXED_FLOOR = FIXED_LIMIT - 0.01
 from .speedup_tables import SpeedupTable, published
 from .speedups import predictable
 
-__all__ = ["Spec", "SPECS", "SUPERSEDED", "rows", "kernel_rows", "fit", "prior_entry",
+__all__ = ["Spec", "SPECS", "SUPERSEDED", "BEST_SHAPE", "rows", "scored", "kernel_rows", "fit",
+           "prior_entry", "unfitted",
            "transfer", "TRANSFERS", "dataset_fields", "profile_toml", "write_dataset"]
 
 
@@ -97,7 +93,16 @@ SUPERSEDED = ("ao-infer-b200-r1", "ao-infer-b200-r2", "ao-infer-b200-r3",
               "ao-moe-groupedmm-b200-v1", "ao-pr940-benchmatmul-h100-slowaccum")
 _WORKLOADS = ("linear", "gemm", "gemm-with-quant-both", "relu-linear", "ln-linear-sigmoid",
               "grouped-mm-fwd-bwd")
-_LAUNCH = "the launch floor (t_launch): one kernel launch, before any data"
+_LAUNCH = "assumed; the launch floor (t_launch): one kernel launch, before any data"
+# the written data keep a little inside the limits: a 16^3 GEMM also moves a few
+# bytes, twice as many in bf16, on top of its fixed time
+_FIXED_FLOOR = FIXED_LIMIT - 0.01
+
+
+def _best_priors(gpu: str) -> dict[str, tuple[float, str]]:
+    """``gpu``'s best-shape GEMM fractions as priors (``eta_<dtype>``)."""
+    fractions, source = BEST_SHAPE[gpu]
+    return {f"eta_{d}": (v, source) for d, v in fractions.items()}
 
 
 def _profiles(families: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
@@ -110,9 +115,9 @@ SPECS = {s.gpu: s for s in (
     Spec("H100 SXM",
          sources=(), workloads=_WORKLOADS, gpus=("h100", "h800"),
          fixed={
-             "eta_cast": (0.82, "ao-blockwise-quant-h100: act_quant_lhs / weight_quant_rhs "
+             "eta_cast": (0.82, "PUB; ao-blockwise-quant-h100: act_quant_lhs / weight_quant_rhs "
                                 "2.70-2.90 TB/s of 3.35 (kernels.csv)"),
-             "eta_transpose": (0.80, "ao-blockwise-quant-h100: transposed quantize kernels "
+             "eta_transpose": (0.80, "PUB; ao-blockwise-quant-h100: transposed quantize kernels "
                                      "2.63-2.80 TB/s of 3.35 (kernels.csv)"),
              "eta_reduce": (0.85, "assumed; a read-only pass, between the casts and a copy"),
              "eta_norm": (0.85, "assumed; a fused row reduction and pointwise pass"),
@@ -120,8 +125,7 @@ SPECS = {s.gpu: s for s in (
                                        "cheaper arithmetic"),
          },
          priors={
-             "eta_bf16": (0.803, "ST; MAMF bf16 794.5 of 989.4 TFLOP/s (BEST_SHAPE)"),
-             "eta_fp8": (0.709, "ST; MAMF fp8 e4m3 1402.6 of 1978.9 TFLOP/s (BEST_SHAPE)"),
+             **_best_priors("H100 SXM"),
              "t0_bf16": (2e-6, _LAUNCH),
              "t0_cast": (2e-6, _LAUNCH),
              "eta_rescale": (0.85, "assumed; as the other pointwise kernels"),
@@ -136,18 +140,17 @@ SPECS = {s.gpu: s for s in (
     Spec("B200 (HGX)",
          sources=(), workloads=_WORKLOADS, gpus=("b200",),
          fixed={
-             "eta_cast": (0.81, "ao-mx-cast-b200: dim0 MXFP8 cast 6.46 TB/s of 8.0 "
+             "eta_cast": (0.81, "PUB; ao-mx-cast-b200: dim0 MXFP8 cast 6.46 TB/s of 8.0 "
                                 "(kernels.csv)"),
-             "eta_transpose": (0.71, "ao-mx-cast-b200: dim1 MXFP8 cast (CUDA) 5.72 TB/s of 8.0 "
+             "eta_transpose": (0.71, "PUB; ao-mx-cast-b200: dim1 MXFP8 cast (CUDA) 5.72 TB/s "
+                                     "of 8.0 "
                                      "(kernels.csv)"),
              "eta_reduce": (0.85, "assumed; as H100 SXM"),
              "eta_elementwise": (0.85, "assumed; as H100 SXM"),
              "eta_norm": (0.85, "assumed; as H100 SXM"),
          },
          priors={
-             "eta_bf16": (0.776, "ST; MAMF bf16 1745 of 2250 TFLOP/s"),
-             "eta_fp8": (0.763, "ST; MAMF fp8 e4m3 3432.5 of 4500 TFLOP/s"),
-             "eta_fp4": (0.763, "assumed; as the fp8 MAMF fraction, no fp4 MAMF published"),
+             **_best_priors("B200 (HGX)"),
              "t0_bf16": (2e-6, _LAUNCH),
              "t0_cast": (2e-6, _LAUNCH),
          },
@@ -165,12 +168,19 @@ def rows(spec: Spec, table: SpeedupTable | None = None,
     """The rows ``spec`` is fitted to (from ``table``, default the published),
     without the sources in ``exclude``."""
     t = published() if table is None else table
-    keep = (np.isin(t.workload, spec.workloads) & ~np.isin(t.source_id, exclude)
-            & ~np.isin(t.source_id, SUPERSEDED) & np.isin(t.gpu, spec.gpus)
-            & predictable(t) & ~np.isnan(t.measured))
+    keep = (scored(t) & np.isin(t.workload, spec.workloads) & ~np.isin(t.source_id, exclude)
+            & np.isin(t.gpu, spec.gpus))
     if spec.sources:
         keep &= np.isin(t.source_id, spec.sources)
     return t.select(keep)
+
+
+def scored(table: SpeedupTable) -> np.ndarray:
+    """Which rows a fit reads and a cross-validation scores: single-shape,
+    measured, not ``SUPERSEDED``."""
+    ok: np.ndarray = (predictable(table) & ~np.isnan(table.measured)
+                      & ~np.isin(table.source_id, SUPERSEDED))
+    return ok
 
 
 def kernel_rows(spec: Spec, kernels: GemmRows | None = None,
@@ -198,17 +208,17 @@ def prior_entry(spec: Spec, base: Hardware | None = None) -> Hardware:
     """``spec``'s GPU before any fit: its datasheet numbers, the ``fixed``
     kernel measurements, and every free number at its prior (no fitted value
     of the shipped entry survives, so a refit without a source cannot see it)."""
-    hw = base or hardware(spec.gpu)
-    hw = hw.replace(gemm_fixed_s={}, kernel_fixed_s={}, scaling_efficiency={},
-                    grouped_efficiency={})
+    hw = unfitted(base or hardware(spec.gpu))
     for name, (value, where) in {**spec.fixed, **spec.priors}.items():
-        cited = where if where.startswith(("assumed", "the launch")) else f"PUB; {where}"
-        if where.startswith("ST"):
-            cited = where
-        if where.startswith("the launch"):
-            cited = f"assumed; {where}"
-        hw = hw.with_values({name: value}, source=cited)
+        hw = hw.with_values({name: value}, source=where)
     return hw
+
+
+def unfitted(hw: Hardware) -> Hardware:
+    """``hw`` without the numbers a calibration fits or carries over (fixed
+    times, scaled- and grouped-GEMM factors): each takes its prior."""
+    return hw.replace(gemm_fixed_s={}, kernel_fixed_s={}, scaling_efficiency={},
+                      grouped_efficiency={})
 
 
 # GPU -> (the calibrated GPU its efficiency model is carried over from, whether
@@ -304,10 +314,7 @@ def _entry_fields(fit_: SpeedupFit, spec: Spec, target: Hardware,
                   carried: Mapping[str, float] | None = None) -> dict[str, tuple[str, str]]:
     """``{toml field: (value text, source text)}`` of one GPU's calibrated
     numbers: ``fit_`` itself (``carried`` None) or carried over to ``target``."""
-    fitted = fit_.hardware
-    hw = fitted if carried is None else target.replace(
-        gemm_fixed_s={}, kernel_fixed_s={}, scaling_efficiency={}, grouped_efficiency={}
-    ).with_values(carried)
+    hw = fit_.hardware if carried is None else unfitted(target).with_values(carried)
     n_sources = len(set(fit_.rows.source_id) | set(
         fit_.kernels.source_id if fit_.kernels is not None else ()))
     cite = _CITE.format(rows=len(fit_.rows), kernels=0 if fit_.kernels is None
@@ -325,16 +332,13 @@ def _entry_fields(fit_: SpeedupFit, spec: Spec, target: Hardware,
     def why(keys: Mapping[str, str]) -> str:
         return "; ".join(f"{k}: {v}" for k, v in keys.items())
 
-    # GEMM fractions: fitted, else the prior (its source); a low-precision rate
-    # within the physical limit of its peak ratio over bf16 (RATE_LIMIT)
-    eff = {d: hw.gemm_efficiency[d] for d in ("bf16", "fp8", "fp4") if d in hw.gemm_efficiency}
-    notes: dict[str, str] = {}
-    top = max(float(hw.parameters[S.scaling_efficiency(f)]) for f in S.SCALING_FAMILIES)
-    for d in ("fp8", "fp4"):
-        cap = _down(RATE_LIMIT * float(eff["bf16"]) / max(top, 1.0))
-        if d in eff and float(eff[d]) > cap:
-            eff[d] = sympy.Float(cap)
-            notes[d] = f"capped at {RATE_LIMIT} x the bf16 fraction (the physical limit)"
+    # GEMM fractions: fitted, else the prior (its source); every number within the
+    # physical limits (``limited``), saying where that moved it
+    capped, _ = limited(hw)
+    eff = {d: capped.gemm_efficiency[d] for d in ("bf16", "fp8", "fp4")
+           if d in capped.gemm_efficiency}
+    notes = {d: f"capped at {RATE_LIMIT} x the bf16 fraction (the physical limit)"
+             for d in eff if eff[d] != hw.gemm_efficiency[d]}
     for d in eff:
         name = f"eta_{d}"
         if carried is None and name not in pinned and name in spec.priors:
@@ -355,18 +359,15 @@ def _entry_fields(fit_: SpeedupFit, spec: Spec, target: Hardware,
     out["grouped_efficiency"] = (table(grouped), cite + "; a dtype no row pins runs at the "
                                  "dense rate (1)")
     kernel = {k: hw.parameters[S.kernel_efficiency(k)] for k in S.KERNEL_KINDS}
-    kept = "; ".join(f"{k} {v[1]}" for k, v in spec.fixed.items() if k.startswith("eta_"))
+    kept = "; ".join(f"{k} ({v[1]})" for k, v in spec.fixed.items() if k.startswith("eta_"))
     out["kernel_efficiency"] = (table(kernel), cite + f" | fixed before the fit: {kept}")
     # every class a GPU runs gets a number; the ones no row pins inherit their prior
     classes = [c for c in S.GEMM_CLASSES if c.split("_")[0] in hw.peak_flops
                and not c.startswith("fp16") and all(
                    hw.supports_block_scaling(f) for f in ("mx", "nvfp4") if f"_{f}" in c)]
-    values = {c: float(hw.fixed_time("gemm_fixed_s", c) or 0) for c in classes}
-    # 4 digits are written: rounded up, a floor stays a floor
-    floor = {c: _up(values[_bf16_class(c)] / _FIXED_FLOOR) for c in classes}
+    values = {c: float(capped.fixed_time("gemm_fixed_s", c) or 0) for c in classes}
     clamped = {c: f"raised to the bf16 class's / {_FIXED_FLOOR} (the physical limit)"
-               for c in classes if values[c] < floor[c]}
-    values = {c: max(values[c], floor[c]) for c in classes}
+               for c in classes if values[c] != float(hw.fixed_time("gemm_fixed_s", c) or 0)}
     inherited = {c: f"prior, the {fixed_time_prior(c)} class's (no GEMM-only or layer row "
                     "pins it)" for c in classes
                  if f"t0_{c}" not in pinned and fixed_time_prior(c) is not None}
@@ -435,6 +436,7 @@ def limited(hw: Hardware, profiles: Mapping[str, float] | None = None
         if d in hw.gemm_efficiency and float(hw.gemm_efficiency[d]) > RATE_LIMIT * bf16 / top:
             values[f"eta_{d}"] = _down(RATE_LIMIT * bf16 / top)
     for c in hw.gemm_fixed_s:
+        # 4 digits are written: rounded up, a floor stays a floor
         floor = float(hw.fixed_time("gemm_fixed_s", _bf16_class(c)) or 0) / _FIXED_FLOOR
         if float(hw.gemm_fixed_s[c]) < floor:
             values[f"t0_{c}"] = _up(floor)

@@ -25,10 +25,10 @@ from ..devices import implementations as impls
 from ..numeric.table import Table
 from . import calibrations
 from .kernel_tables import GemmRows, gemm_rows
-from .speedup_fit import SpeedupFit, _evaluate, _groups, errors
+from .speedup_fit import SpeedupFit, errors, predict_rows
 from .speedup_tables import COLUMN_ARRAYS, SpeedupTable, published
-from .intervals import WORKLOAD_CLASSES, RowClass, row_class
-from .speedups import _gpu, predict, predictable, unbound_row_model
+from .intervals import WORKLOAD_CLASSES, RowClass, table_classes
+from .speedups import predict, row_family, row_gpu
 
 __all__ = ["CrossValidation", "leave_one_source_out", "scored_rows"]
 
@@ -81,8 +81,7 @@ def scored_rows(table: SpeedupTable | None = None) -> SpeedupTable:
     """The rows a cross-validation scores: single-shape, measured, not a
     superseded run of a re-measured table (``calibrations.SUPERSEDED``)."""
     t = published() if table is None else table
-    return t.select(predictable(t) & ~np.isnan(t.measured)
-                    & ~np.isin(t.source_id, calibrations.SUPERSEDED))
+    return t.select(calibrations.scored(t))
 
 
 def _fits_reading(source: str, table: SpeedupTable, kernels: GemmRows
@@ -100,7 +99,7 @@ def _row_hardware(gpu_key: str, fits: Mapping[str, SpeedupFit]) -> tuple[Hardwar
                                                                           dict[str, float]]:
     """The entry a row's GPU key predicts with, given refitted GPUs: the refit
     itself, its transfer, or the shipped entry; and the fitted profile numbers."""
-    shipped = _gpu(gpu_key, "default")
+    shipped = row_gpu(gpu_key)
     for spec_gpu, fit in fits.items():
         spec = calibrations.SPECS[spec_gpu]
         profiles = {k: v for k, v in fit.values.items() if k.startswith(("rate.", "fixed."))}
@@ -109,10 +108,8 @@ def _row_hardware(gpu_key: str, fits: Mapping[str, SpeedupFit]) -> tuple[Hardwar
         rule = calibrations.TRANSFERS.get(shipped.name)
         if rule and rule[0] == spec_gpu:
             carried = calibrations.transfer(fit.hardware, shipped, rule[1])
-            bare = shipped.replace(gemm_fixed_s={}, kernel_fixed_s={}, scaling_efficiency={},
-                                   grouped_efficiency={})
-            return calibrations.limited(
-                bare.with_values(carried, source="cross-validation transfer"), profiles)
+            return calibrations.limited(calibrations.unfitted(shipped).with_values(
+                carried, source="cross-validation transfer"), profiles)
     return shipped, {}
 
 
@@ -136,10 +133,7 @@ def leave_one_source_out(table: SpeedupTable | None = None, kernels: GemmRows | 
         rows = scored.select(scored.source_id == source)
         specs = _fits_reading(source, full, kernels)
         if not specs:
-            classes = [row_class(_gpu(str(rows.gpu[i]), "default"), str(rows.workload[i]),
-                                 str(rows.implementation[i]), _family(rows, i))
-                       for i in range(len(rows))]
-            parts.append((rows, predict(rows), False, classes))
+            parts.append((rows, predict(rows), False, table_classes(rows)))
             continue
         fits = {s.gpu: calibrations.fit(s, full, exclude=(source,), kernels=kernels)
                 for s in specs}
@@ -151,24 +145,18 @@ def leave_one_source_out(table: SpeedupTable | None = None, kernels: GemmRows | 
             hw, profiles = _row_hardware(key, fits)
             values = {str(k): float(v) for k, v in hw.parameters.items()}
             values.update(profiles)
-            pred[sub] = _evaluate(_groups(part, "default"), part, values, hw, shipped=False)
+            pred[sub] = predict_rows(part, values, hw, shipped=False)
         for i in range(len(rows)):
-            key, impl, family = str(rows.gpu[i]), str(rows.implementation[i]), _family(rows, i)
+            key, impl, family = str(rows.gpu[i]), str(rows.implementation[i]), row_family(rows, i)
             calibrated = any(key in s.gpus for s in specs)
             pinned = impl == "torch" or any(f"rate.{impl}.{family}" in f.values or
                                             f"fixed.{impl}.{family}" in f.values
                                             for f in fits.values())
-            classes.append(RowClass(str(impls.generation(_gpu(key, "default"))),
+            classes.append(RowClass(str(impls.generation(row_gpu(key))),
                                     WORKLOAD_CLASSES.get(str(rows.workload[i]), "layer"),
                                     calibrated, pinned))
         parts.append((rows, pred, True, classes))
     return _collect(parts)
-
-
-def _family(rows: SpeedupTable, i: int) -> str | None:
-    """The scaling family of row ``i``'s low-precision output GEMM."""
-    family: str | None = unbound_row_model(rows, i).recipe.family("output")
-    return family
 
 
 def _collect(parts: list[tuple[SpeedupTable, np.ndarray, bool, list[RowClass]]]

@@ -46,8 +46,7 @@ from .speedup_report import report as published_report
 from .speedup_tables import SpeedupTable, published
 from .speedup_tables import read as read_speedups
 from .cross_validation import leave_one_source_out
-from .intervals import band, breakeven_range, row_class, speedup_band
-from .speedups import _gpu, unbound_row_model
+from .intervals import band, breakeven_range, speedup_band, table_classes
 from .speedups import predict as _predict_table
 from .components import CAST_RECIPES, COMPONENTS, GEMM_NAMES, model_times
 from .measurements import Measurements, read_csv
@@ -92,16 +91,9 @@ def predict_speedups(path_or_table: Any, preset: str = "default", *,
     if interval is None:
         return speedup
     table = read_speedups(path_or_table)
-    classes, known = [], []
-    for i in range(len(table)):
-        if not np.isfinite(speedup[i]):
-            continue
-        classes.append(row_class(_gpu(str(table.gpu[i]), "default"), str(table.workload[i]),
-                                 str(table.implementation[i]),
-                                 unbound_row_model(table, i).recipe.family("output")))
-        known.append(i)
+    known = np.flatnonzero(np.isfinite(speedup))
     low, high = np.full(len(table), np.nan), np.full(len(table), np.nan)
-    lo, hi = band(classes, interval)
+    lo, hi = band(table_classes(table, known), interval)
     low[known], high[known] = speedup[known] * lo, speedup[known] * hi
     return {"speedup": speedup, "low": low, "high": high}
 

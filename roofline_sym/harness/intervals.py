@@ -33,9 +33,10 @@ from ..devices import Hardware
 from ..model.linear import Linear
 from ..devices import implementations as impls
 from . import calibrations
-from .speedup_tables import kernels_path
+from .speedup_tables import SpeedupTable, kernels_path
+from .speedups import row_family, row_gpu
 
-__all__ = ["RowClass", "row_class", "model_class", "band", "speedup_band", "breakeven_range",
+__all__ = ["RowClass", "row_class", "table_classes", "model_class", "band", "speedup_band", "breakeven_range",
            "residuals_path", "write_residuals", "MIN_ROWS", "WORKLOAD_CLASSES"]
 
 # a class's residuals are used when it has this many rows; else a broader class's
@@ -67,12 +68,19 @@ def row_class(gpu: Hardware, workload: str, implementation: str, family: str | N
               ) -> RowClass:
     """The class of a prediction for ``gpu`` running ``workload`` with
     ``implementation`` GEMMs of scaling ``family``."""
-    fitted = {g: s for g, s in calibrations.SPECS.items()}
-    calibrated = gpu.name in fitted
+    calibrated = gpu.name in calibrations.SPECS
     impl_ok = implementation == "torch" or (
         family is not None and impls.profile(implementation, gpu, family) is not None)
     return RowClass(str(impls.generation(gpu)), WORKLOAD_CLASSES.get(workload, "layer"),
                     calibrated, impl_ok)
+
+
+def table_classes(table: SpeedupTable, rows: Iterable[int] | None = None) -> list[RowClass]:
+    """The class of each row (``rows``: only these) of a speedup table as the
+    shipped calibration predicts it."""
+    return [row_class(row_gpu(str(table.gpu[i])), str(table.workload[i]),
+                      str(table.implementation[i]), row_family(table, i))
+            for i in (range(len(table)) if rows is None else rows)]
 
 
 def residuals_path() -> Path:
@@ -111,9 +119,8 @@ def band(classes: Sequence[RowClass], interval: float, path: str | None = None
     pools = _pools(path)
     lo, hi = np.empty(len(classes)), np.empty(len(classes))
     for i, c in enumerate(classes):
-        pool = next(pools[k] for k in c.keys() if k in pools and len(pools[k]) >= MIN_ROWS) \
-            if any(k in pools and len(pools[k]) >= MIN_ROWS for k in c.keys()) \
-            else pools[(None, None, None, None)]
+        pool = next((pools[k] for k in c.keys() if len(pools.get(k, ())) >= MIN_ROWS),
+                    pools[(None, None, None, None)])
         # measured = predicted * exp(-r): the high residual quantile bounds it below
         q_lo, q_hi = np.quantile(pool, [(1 - interval) / 2, (1 + interval) / 2])
         lo[i], hi[i] = math.exp(-q_hi), math.exp(-q_lo)

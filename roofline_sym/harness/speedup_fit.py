@@ -39,8 +39,8 @@ from .kernel_tables import GemmRows
 from .speedup_tables import SpeedupTable, read
 from .speedups import predictable, unbound_row_model
 
-__all__ = ["SpeedupFit", "FittedNumber", "fit_speedups", "gemm_times", "errors", "BOUNDS",
-           "implementation_values"]
+__all__ = ["SpeedupFit", "FittedNumber", "fit_speedups", "gemm_times", "predict_rows",
+           "errors", "BOUNDS", "implementation_values"]
 
 # physical range of each kind of free number (the hardware entry's own ranges);
 # "rate.<impl>.<family>" / "fixed.<impl>.<family>": an implementation profile's
@@ -167,24 +167,9 @@ def implementation_values(values: dict[str, float], implementation: str,
                           hw: Hardware, shipped: bool = True) -> dict[str, float]:
     """``values`` (hardware numbers by symbol name, trial profile numbers
     ``rate.<impl>.<family>`` / ``fixed.<impl>.<family>`` among them) as
-    ``implementation`` sees them: profile rates times the family factors,
-    profile fixed times for the family's GEMM classes; where ``values`` has
-    none, the shipped profiles (``shipped``) or none (a fit's prior)."""
-    if implementation == "torch":
-        return values
-    out = dict(values)
-    for family in S.SCALING_FAMILIES:
-        known = impls.profile(implementation, hw, family) if shipped else None
-        rate = values.get(f"rate.{implementation}.{family}", known.rate if known else 1.0)
-        fixed = values.get(f"fixed.{implementation}.{family}",
-                           known.fixed_s if known else None)
-        # within a rate factor's range whatever a trial combines
-        out[f"kappa_{family}"] = min(max(values[f"kappa_{family}"] * rate, 0.05), 1.5)
-        if fixed is not None:
-            for cls in S.GEMM_CLASSES:
-                if f"_{family}" in cls and f"t0_{cls}" in values:
-                    out[f"t0_{cls}"] = fixed
-    return out
+    ``implementation`` sees them (``implementations.profile_values``)."""
+    changes = impls.profile_values(values, implementation, hw, values, shipped)
+    return {**values, **changes} if changes else values
 
 
 def _evaluate(groups: list[_Group], table: SpeedupTable,
@@ -192,6 +177,14 @@ def _evaluate(groups: list[_Group], table: SpeedupTable,
     """The predicted speedup of every row at hardware ``values``."""
     out: np.ndarray = _evaluate_batch(groups, len(table), [values], hw, shipped)[0]
     return out
+
+
+def predict_rows(table: SpeedupTable, values: dict[str, float], hw: Hardware,
+                 shipped: bool = True) -> np.ndarray:
+    """The default model's speedup of every row of ``table`` at hardware
+    ``values`` (numbers by symbol name, implementation profile numbers
+    among them) on ``hw``."""
+    return _evaluate(_groups(table, "default"), table, values, hw, shipped)
 
 
 def _evaluate_batch(groups: list[_Group], n: int, trials: Sequence[dict[str, float]],

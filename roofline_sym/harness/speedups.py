@@ -29,7 +29,8 @@ from ..model.recipes import list_recipes
 from ..model.workloads import WORKLOADS
 from .speedup_tables import SpeedupTable, read
 
-__all__ = ["predict", "row_model", "predictable", "GPU_KEYS", "UnsupportedRowError"]
+__all__ = ["predict", "row_model", "row_gpu", "row_family", "predictable", "GPU_KEYS",
+           "UnsupportedRowError"]
 
 # GPU keys of the published tables -> entry per dataset where the key itself is
 # not a name or alias there (torchao's table knows five GPUs; the seed one)
@@ -54,7 +55,8 @@ def _recipe_name(recipe: str, mode: str) -> str:
 
 
 @cache
-def _gpu(key: str, dataset: str) -> Hardware:
+def row_gpu(key: str, dataset: str = "default") -> Hardware:
+    """The hardware entry a row's GPU key names in ``dataset``."""
     try:
         return hardware(key, dataset=dataset)
     except UnknownHardwareError:
@@ -108,7 +110,7 @@ def row_model(table: SpeedupTable, i: int, preset: str = "default") -> Linear:
                              f"{recipe!r}{hint}") from None
         raise ValueError(f"{where}: {exc}") from None
     try:
-        gpu = _gpu(str(table.gpu[i]), PRESETS[preset].dataset)
+        gpu = row_gpu(str(table.gpu[i]), PRESETS[preset].dataset)
     except UnknownHardwareError as exc:
         raise ValueError(f"{where}, column 'gpu': {exc}") from None
     try:
@@ -124,6 +126,12 @@ def unbound_row_model(table: SpeedupTable, i: int, preset: str = "default") -> L
     if unbound is None:  # .on() keeps the model it binds
         raise ValueError(f"{table.where(i)}: the bound model has lost its unbound model")
     return unbound
+
+
+def row_family(table: SpeedupTable, i: int) -> str | None:
+    """The scaling family of row ``i``'s low-precision output GEMM."""
+    family: str | None = unbound_row_model(table, i).recipe.family("output")
+    return family
 
 
 def predictable(table: SpeedupTable) -> np.ndarray:
