@@ -310,3 +310,38 @@ def test_cross_validate_goes_with_published(capsys):
     from roofline_sym.cli import main
     assert main(["fidelity", "--cross-validate"]) == 2
     assert "--cross-validate goes with --published" in capsys.readouterr().err
+
+
+def test_kernel_rows_are_priced_as_the_model_prices_a_gemm():
+    # a GEMM kernel row's time in the fit is the inference GEMM-only model's
+    # low-precision (or baseline) GEMM time, the same formula
+    from roofline_sym.harness.kernel_tables import gemm_rows
+    from roofline_sym.harness.speedup_fit import gemm_times
+    k = gemm_rows()
+    hw = rs.hardware("h100")
+    values = {str(s): float(v) for s, v in hw.parameters.items()}
+    pick = np.flatnonzero((k.gpu == "h100") & (k.implementation == "torch"))
+    got = gemm_times(k.select(pick), values, hw)
+    for j, i in enumerate(pick):
+        family = k.family[i]
+        recipe = {None: "tensorwise", "tensorwise": "tensorwise", "rowwise": "rowwise"}[family]
+        m = rs.linear(recipe, mode="inference", workload="gemm").on(hw)
+        out = "baseline_gemm_time" if k.dtype[i] == "bf16" else "lowp_gemm_time"
+        want = float(m.evaluate(k.M[i], k.K[i], k.N[i])[out])
+        assert got[j] == pytest.approx(want, rel=1e-9), (k.source_id[i], i)
+
+
+def test_bad_kernel_rows_are_named(tmp_path):
+    from roofline_sym.harness.kernel_tables import gemm_rows
+    path = tmp_path / "k.csv"
+    path.write_text("source_id,gpu,kernel,dtype,M,K,N,elements,achieved_tflops,"
+                    "achieved_tb_per_s,implementation,notes\n"
+                    "x,h100,gemm,bf16,1024,1.5,1024,,500,,,\n")
+    with pytest.raises(ValueError, match="line 2: M, K, N must be integers"):
+        gemm_rows(path)
+    path.write_text(path.read_text().replace("1.5", "1024").replace(",500,", ",-5,"))
+    with pytest.raises(ValueError, match="line 2: shape and throughput must be positive"):
+        gemm_rows(path)
+    path.write_text(path.read_text().replace(",-5,", ",500,").replace(",,,\n", ",,cutless,\n"))
+    with pytest.raises(ValueError, match="did you mean 'cutlass'"):
+        gemm_rows(path)
