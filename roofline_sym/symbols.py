@@ -36,6 +36,7 @@ __all__ = [
     "kernel_efficiency",
     "scaling_efficiency",
     "grouped_efficiency",
+    "accumulation_efficiency",
     "KERNEL_KINDS",
     "SCALING_FAMILIES",
     "hardware_symbol",
@@ -158,12 +159,20 @@ def grouped_efficiency(dtype: str) -> sympy.Symbol:
     return _make(f"kappa_grouped_{dtype}", rf"\kappa_{{\mathrm{{grouped,{dtype}}}}}")
 
 
+def accumulation_efficiency(dtype: str) -> sympy.Symbol:
+    """A ``dtype`` GEMM's rate without fast accumulation (its partial sums
+    promoted to fp32 as it runs: torchao's backward GEMMs) relative to the
+    fast-accumulation rate (``kappa_accum_fp8``)."""
+    return _make(f"kappa_accum_{dtype}", rf"\kappa_{{\mathrm{{accum,{dtype}}}}}")
+
+
 def hardware_symbol(name: str) -> sympy.Symbol:
     """A hardware symbol by its name (``"BW"``, ``"P_fp8"``, ``"eta_mem"``, ...).
 
     ``P_<dtype>`` and ``eta_<dtype>`` exist for the GEMM
     dtypes bf16, fp16, fp8, fp4; ``eta_<kind>`` for the ``KERNEL_KINDS``;
-    ``kappa_<family>`` for the ``SCALING_FAMILIES``, ``kappa_grouped_<dtype>``.
+    ``kappa_<family>`` for the ``SCALING_FAMILIES``, ``kappa_grouped_<dtype>``,
+    ``kappa_accum_<dtype>``.
 
     >>> hardware_symbol("P_fp8") is peak_flops("fp8")
     True
@@ -179,6 +188,8 @@ def hardware_symbol(name: str) -> sympy.Symbol:
         return kernel_fixed_time(name[3:])
     if name.startswith("kappa_grouped_") and name[14:] in _GEMM_DTYPES:
         return grouped_efficiency(name[14:])
+    if name.startswith("kappa_accum_") and name[12:] in _GEMM_DTYPES:
+        return accumulation_efficiency(name[12:])
     kind, _, rest = name.partition("_")
     if kind in ("P", "eta") and rest in _GEMM_DTYPES:
         return (peak_flops if kind == "P" else gemm_efficiency)(rest)

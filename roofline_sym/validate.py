@@ -272,6 +272,7 @@ FIELD_KINDS = {
     "kernel_efficiency": "fraction",
     "scaling_efficiency": "rate_factor",
     "grouped_efficiency": "rate_factor",
+    "accumulation_efficiency": "rate_factor",
 }
 # a field not in FIELD_KINDS: its kind from its name (first match wins)
 _KIND_PATTERNS = (

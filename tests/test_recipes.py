@@ -299,3 +299,47 @@ def test_a_recipe_of_the_other_mode_says_so(name, mode, other):
         rs.linear(name, mode=mode)
     with pytest.raises(ValueError, match="unknown training recipe 'nvfp5'"):
         rs.linear("nvfp5")
+
+
+def test_backward_gemms_run_as_torchao_runs_them():
+    # torchao 0.18 Float8LinearConfig: the output GEMM accumulates fast, grad_input
+    # and grad_weight do not (gemm_config_grad_*); a per-row GEMM without fast
+    # accumulation runs as cuBLAS's per-tensor kernel with unit scales, then a
+    # rescale (float8_ops.addmm_float8_unwrapped)
+    def gemms(name, mode="training"):
+        m = rs.linear(name, mode=mode)
+        return {t.name.split(".")[-1]: t.work for t in m.terms if t.name.startswith("lowp.gemm")}
+
+    rowwise = gemms("rowwise")
+    assert (rowwise["output"].scaling, rowwise["output"].fast_accum) == ("rowwise", True)
+    for g in ("grad_input", "grad_weight"):
+        assert (rowwise[g].scaling, rowwise[g].fast_accum) == ("tensorwise", False)
+    # unit scales: the backward GEMMs read fp8 operands and write bf16, no scales
+    assert sympy.expand(rowwise["grad_input"].bytes) == sympy.expand(M * N + N * K + 2 * M * K)
+    assert [w.fast_accum for w in gemms("tensorwise").values()] == [True, False, False]
+    gw_hp = gemms("rowwise_with_gw_hp")
+    assert (gw_hp["grad_input"].fast_accum, gw_hp["grad_weight"].fast_accum) == (False, True)
+    # block-scaled GEMMs and inference know no such flag
+    assert all(w.fast_accum for w in gemms("mxfp8_cublas").values())
+    assert all(w.fast_accum for w in gemms("rowwise", "inference").values())
+
+
+def test_slow_accumulation_is_priced_golden():
+    # a toy GPU whose fp8 GEMMs run at half rate without fast accumulation:
+    # P_fp8 eta_fp8 = 1e15 * 1/2, so grad_input at M = K = N = 4096 computes in
+    # t0 + 2 * 4096^3 / (5e14 * 1/2) = 1e-6 + 5.4976e-4 s; the output GEMM
+    # (fast) in 1e-6 + 2.7488e-4 s
+    from roofline_sym import Hardware
+    hw = Hardware("Toy", peak_flops={"bf16": 5e14, "fp8": 1e15}, mem_bw=2e12,
+                  gemm_efficiency={"bf16": 0.5, "fp8": 0.5}, mem_efficiency=0.9,
+                  launch_overhead=2e-6, gemm_fixed_s={"bf16": 1e-6},
+                  accumulation_efficiency={"fp8": 0.5})
+    times = rs.linear("tensorwise").on(hw).evaluate_terms(4096, 4096, 4096)
+    flops = 2 * 4096 ** 3
+    assert float(times["lowp.gemm.output"][0]) == pytest.approx(1e-6 + flops / 5e14, rel=1e-12)
+    assert float(times["lowp.gemm.grad_input"][0]) == pytest.approx(1e-6 + flops / 2.5e14,
+                                                                     rel=1e-12)
+    # an entry that says nothing accumulates at the fast rate
+    plain = rs.linear("tensorwise").on(hw.replace(accumulation_efficiency={}))
+    assert float(plain.evaluate_terms(4096, 4096, 4096)["lowp.gemm.grad_input"][0]) == \
+        pytest.approx(1e-6 + flops / 5e14, rel=1e-12)

@@ -53,6 +53,7 @@ _MODEL_TABLES = {
     "kernel_efficiency": S.KERNEL_KINDS,
     "scaling_efficiency": S.SCALING_FAMILIES,
     "grouped_efficiency": GEMM_DTYPES,
+    "accumulation_efficiency": GEMM_DTYPES,
 }
 
 
@@ -164,6 +165,7 @@ class Hardware:
     kernel_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
     scaling_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
     grouped_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
+    accumulation_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
@@ -288,13 +290,15 @@ class Hardware:
             out[S.scaling_efficiency(family)] = value
         for dtype, value in self.grouped_efficiency.items():
             out[S.grouped_efficiency(dtype)] = value
+        for dtype, value in self.accumulation_efficiency.items():
+            out[S.accumulation_efficiency(dtype)] = value
         return out
 
     def defaulted(self) -> dict[sympy.Symbol, sympy.Rational]:
         """The values the size-dependent model takes where this entry says
         nothing: each fixed time its ``fixed_time_prior`` (at the root, the
         launch floor), every kernel class at ``mem_efficiency``, every scaling
-        family at its dtype's rate (1).
+        family, grouped GEMM and slow accumulation at its dtype's rate (1).
 
         >>> hw = Hardware("Toy", peak_flops={"bf16": 1e15, "fp8": 2e15}, mem_bw=2e12,
         ...               mem_efficiency=0.9, launch_overhead=2e-6, gemm_fixed_s={"bf16": 5e-6})
@@ -307,6 +311,8 @@ class Hardware:
         out: dict[sympy.Symbol, sympy.Rational] = {}
         out.update({S.scaling_efficiency(f): sympy.Integer(1) for f in S.SCALING_FAMILIES})
         out.update({S.grouped_efficiency(d): sympy.Integer(1) for d in self.peak_flops
+                    if d in GEMM_DTYPES})
+        out.update({S.accumulation_efficiency(d): sympy.Integer(1) for d in self.peak_flops
                     if d in GEMM_DTYPES})
         if self.mem_efficiency is not None:
             out.update({S.kernel_efficiency(k): self.mem_efficiency for k in S.KERNEL_KINDS})
@@ -493,7 +499,8 @@ class Hardware:
                 ("kernel fixed time", "kernel_fixed_s", 1e6, " us"),
                 ("kernel efficiency", "kernel_efficiency", 1.0, ""),
                 ("scaled-GEMM factor", "scaling_efficiency", 1.0, ""),
-                ("grouped-GEMM factor", "grouped_efficiency", 1.0, "")):
+                ("grouped-GEMM factor", "grouped_efficiency", 1.0, ""),
+                ("slow-accumulation factor", "accumulation_efficiency", 1.0, "")):
             table = getattr(self, name)
             if table:
                 row(label, ", ".join(f"{k} {float(v) * scale:.3g}{unit}"
@@ -549,6 +556,7 @@ _FIELD_OF = {
     **{f"eta_{k}": f"kernel_efficiency.{k}" for k in S.KERNEL_KINDS},
     **{f"kappa_{f}": f"scaling_efficiency.{f}" for f in S.SCALING_FAMILIES},
     **{f"kappa_grouped_{d}": f"grouped_efficiency.{d}" for d in GEMM_DTYPES},
+    **{f"kappa_accum_{d}": f"accumulation_efficiency.{d}" for d in GEMM_DTYPES},
 }
 
 # The source a field changed by Hardware.replace cites (unless sources= is given).
@@ -556,4 +564,5 @@ OVERRIDE_SOURCE = "user override (Hardware.replace)"
 # The fields that cite a source (the numbers and block_scaling), in file order.
 SOURCED = ("peak_flops", "gemm_efficiency", "mem_bw", "mem_efficiency", "launch_overhead",
            "block_scaling", "memory_bytes", "l2_bytes", "gemm_fixed_s", "kernel_fixed_s",
-           "kernel_efficiency", "scaling_efficiency", "grouped_efficiency")
+           "kernel_efficiency", "scaling_efficiency", "grouped_efficiency",
+           "accumulation_efficiency")

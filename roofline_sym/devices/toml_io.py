@@ -52,6 +52,7 @@ TOML_FIELDS = {
     "kernel_efficiency": "kernel_efficiency",
     "scaling_efficiency": "scaling_efficiency",
     "grouped_efficiency": "grouped_efficiency",
+    "accumulation_efficiency": "accumulation_efficiency",
 }
 _OTHER = {"name", "aliases", "notes", "sources"}
 _TOML_NAME = {hw_field: toml_field for toml_field, hw_field in TOML_FIELDS.items()}
@@ -113,7 +114,8 @@ def parse(data: dict[str, Any], origin: str, dataset_name: str | None = None) ->
             if required not in raw:
                 raise fail(f"entry {label}, field {show(required)}: required")
         for table in ("peak_flops_per_s", "gemm_efficiency", "gemm_fixed_s", "kernel_fixed_s",
-                      "kernel_efficiency", "scaling_efficiency", "grouped_efficiency"):
+                      "kernel_efficiency", "scaling_efficiency", "grouped_efficiency",
+                      "accumulation_efficiency"):
             if table in raw and not isinstance(raw[table], dict):
                 raise fail(f"entry {label}, field {show(table)}: expected a table such as "
                            f"{{ bf16 = ..., fp8 = ... }}, got {show(raw[table])}")

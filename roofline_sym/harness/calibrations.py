@@ -131,6 +131,7 @@ SPECS = {s.gpu: s for s in (
              "eta_rescale": (0.85, "assumed; as the other pointwise kernels"),
          },
          free=("eta_bf16", "eta_fp8", "kappa_rowwise", "kappa_blockwise", "kappa_grouped_fp8",
+               "kappa_accum_fp8",
                "t0_bf16", "t0_fp8_tensorwise", "t0_fp8_rowwise", "t0_fp8_blockwise",
                "t0_fp8_blockwise_grouped", "t0_cast", "eta_rescale",
                *_profiles({"cutlass": ("tensorwise", "rowwise", "blockwise"),
@@ -216,9 +217,9 @@ def prior_entry(spec: Spec, base: Hardware | None = None) -> Hardware:
 
 def unfitted(hw: Hardware) -> Hardware:
     """``hw`` without the numbers a calibration fits or carries over (fixed
-    times, scaled- and grouped-GEMM factors): each takes its prior."""
+    times, scaled-, grouped-GEMM and slow-accumulation factors): each takes its prior."""
     return hw.replace(gemm_fixed_s={}, kernel_fixed_s={}, scaling_efficiency={},
-                      grouped_efficiency={})
+                      grouped_efficiency={}, accumulation_efficiency={})
 
 
 # GPU -> (the calibrated GPU its efficiency model is carried over from, whether
@@ -241,7 +242,8 @@ def transfer(fitted: Hardware, target: Hardware, same_generation: bool) -> dict[
     """The size-dependent numbers of ``target`` carried over from ``fitted``:
     each kernel class at the same fraction of ``mem_efficiency``, every fixed
     time as it is (seconds: a launch, prologue and epilogue do not scale with
-    the rates), the scaled- and grouped-GEMM factors as they are, and
+    the rates), the scaled- and grouped-GEMM factors as they are, the
+    slow-accumulation factor within a tensor-core generation, and
     (``same_generation``) each low-precision GEMM rate at the same ratio to
     the bf16 rate.  Returns ``{symbol name: value}`` for ``Hardware.with_values``.
     """
@@ -279,6 +281,11 @@ def transfer(fitted: Hardware, target: Hardware, same_generation: bool) -> dict[
     for d, value in fitted.grouped_efficiency.items():
         if d in target.peak_flops:
             out[f"kappa_grouped_{d}"] = float(value)
+    # how a GEMM accumulates is the tensor cores': carried within a generation only
+    if impls.generation(fitted) == impls.generation(target):
+        for d, value in fitted.accumulation_efficiency.items():
+            if d in target.peak_flops:
+                out[f"kappa_accum_{d}"] = float(value)
     return out
 
 
@@ -288,7 +295,8 @@ def _sig(value: float) -> float:
 
 # -- writing the shipped data ------------------------------------------------------------
 # the hardware fields the calibration writes, in file order
-_WRITTEN = ("gemm_efficiency", "scaling_efficiency", "grouped_efficiency", "kernel_efficiency",
+_WRITTEN = ("gemm_efficiency", "scaling_efficiency", "grouped_efficiency",
+            "accumulation_efficiency", "kernel_efficiency",
             "gemm_fixed_s", "kernel_fixed_s")
 _CITE = "PUB; fitted jointly to {rows} measured speedups and {kernels} GEMM kernel rows " \
         "of {sources} sources on {gpus} by harness/calibrations.py (rs.calibrate.fit_speedups)"
@@ -358,6 +366,12 @@ def _entry_fields(fit_: SpeedupFit, spec: Spec, target: Hardware,
                if d in hw.peak_flops}
     out["grouped_efficiency"] = (table(grouped), cite + "; a dtype no row pins runs at the "
                                  "dense rate (1)")
+    accum = {d: hw.parameters[S.accumulation_efficiency(d)] for d in ("fp8",)
+             if d in hw.peak_flops}
+    if accum:
+        out["accumulation_efficiency"] = (
+            table(accum), cite + "; without a slow-accumulation row for the GPU (or one of "
+            "its tensor-core generation) the fast rate (1)")
     kernel = {k: hw.parameters[S.kernel_efficiency(k)] for k in S.KERNEL_KINDS}
     kept = "; ".join(f"{k} ({v[1]})" for k, v in spec.fixed.items() if k.startswith("eta_"))
     out["kernel_efficiency"] = (table(kernel), cite + f" | fixed before the fit: {kept}")

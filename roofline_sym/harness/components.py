@@ -8,8 +8,8 @@ the FLOPs and bytes the model charges for it (``costs``, ``model_times``).
 >>> c = Case("gemm.fp8_rowwise.grad_input", M=16384, K=8192, N=1024)
 >>> c.op                 # grad_input = grad_output @ weight.T: (m, k, n) = (M, N, K)
 ('gemm', 'fp8_rowwise', 16384, 1024, 8192, False)
->>> c.dtype, c.flops, c.bytes    # rowwise: fp32 scales per row of a, per column of b
-('fp8', 274877906944.0, 293699584.0)
+>>> c.dtype, c.flops, c.bytes    # torchao: the per-tensor kernel, unit scales (no reads)
+('fp8', 274877906944.0, 293601280.0)
 >>> Case("cast.rowwise.input.cast_cols", 16384, 8192, 1024).op   # an fp32 scale per column
 ('rw_cols', 16384, 8192)
 """

@@ -32,7 +32,8 @@ __all__ = ["GemmRows", "gemm_rows", "classify"]
 
 @dataclass(frozen=True, eq=False)
 class GemmRows:
-    """GEMM kernel rows as columns: ``seconds`` measured per GEMM."""
+    """GEMM kernel rows as columns: ``seconds`` measured per GEMM;
+    ``fast_accum`` False where a low-precision GEMM ran without fast accumulation."""
 
     source_id: np.ndarray
     gpu: np.ndarray
@@ -40,6 +41,7 @@ class GemmRows:
     family: np.ndarray
     grouped: np.ndarray
     implementation: np.ndarray
+    fast_accum: np.ndarray
     M: np.ndarray
     K: np.ndarray
     N: np.ndarray
@@ -55,8 +57,8 @@ class GemmRows:
         return GemmRows(**cols, lines=tuple(self.lines[i] for i in idx) if self.lines else ())
 
 
-_COLUMNS = ("source_id", "gpu", "dtype", "family", "grouped", "implementation", "M", "K", "N",
-            "seconds")
+_COLUMNS = ("source_id", "gpu", "dtype", "family", "grouped", "implementation", "fast_accum",
+            "M", "K", "N", "seconds")
 
 
 # (words all in the kernel text, implementation), first match wins: torch's own
@@ -71,6 +73,11 @@ _IMPLEMENTATION_WORDS = (
 # kernel texts of rows that time more than one GEMM kernel (a quantization
 # included) or a superseded version of a kernel timed beside its successor
 _NOT_A_GEMM_ALONE = ("actquant", "autocast", "te_linear", "_before", "_old")
+# notes of low-precision rows timed without fast accumulation: per-tensor ones pin
+# the slow-accumulation factor (kappa_accum_<dtype>) of torchao's backward GEMMs;
+# other families without fast accumulation are kernels no model prices (torchao
+# runs a per-row GEMM without fast accumulation as the per-tensor one, then rescales)
+_SLOW_ACCUMULATION = "use_fast_accum=false"
 
 
 def classify(dtype: str, kernel: str) -> tuple[str, str | None, bool, str]:
@@ -106,7 +113,8 @@ def classify(dtype: str, kernel: str) -> tuple[str, str | None, bool, str]:
 def gemm_rows(path: str | Path | None = None) -> GemmRows:
     """The GEMM rows of a kernels table (default: the shipped ``kernels.csv``):
     rows with M, K, N and ``achieved_tflops`` that time one GEMM kernel alone
-    (``_NOT_A_GEMM_ALONE``); an ``implementation`` column,
+    (``_NOT_A_GEMM_ALONE``), each marked whether it accumulated fast (its notes
+    say ``use_fast_accum=False`` where not); an ``implementation`` column,
     where present and not blank, overrides the one read from the kernel name."""
     path = Path(path) if path is not None else kernels_path()
     text = path.read_text(encoding="utf-8-sig")
@@ -130,11 +138,14 @@ def gemm_rows(path: str | Path | None = None) -> GemmRows:
         if not (m > 0 and k > 0 and n > 0 and math.isfinite(rate) and rate > 0):
             raise ValueError(f"{where}: shape and throughput must be positive")
         dtype, family, grouped, impl = classify(row.get("dtype", ""), row.get("kernel", ""))
+        fast = dtype == "bf16" or _SLOW_ACCUMULATION not in (row.get("notes") or "").casefold()
+        if not fast and family != "tensorwise":
+            continue
         if (row.get("implementation") or "").strip():
             impl = check_implementation(row["implementation"], f"{where}, implementation")
         for c, v in (("source_id", row.get("source_id", "")), ("gpu", row.get("gpu", "")),
                      ("dtype", dtype), ("family", family), ("grouped", grouped),
-                     ("implementation", impl), ("M", m), ("K", k), ("N", n),
+                     ("implementation", impl), ("fast_accum", fast), ("M", m), ("K", k), ("N", n),
                      ("seconds", 2.0 * m * k * n / rate)):
             cols[c].append(v)
         lines.append(reader.line_num)
@@ -142,4 +153,5 @@ def gemm_rows(path: str | Path | None = None) -> GemmRows:
     for c in ("M", "K", "N", "seconds"):
         arrays[c] = np.array(cols[c], dtype=np.float64)
     arrays["grouped"] = np.array(cols["grouped"], dtype=bool)
+    arrays["fast_accum"] = np.array(cols["fast_accum"], dtype=bool)
     return GemmRows(**arrays, lines=tuple(lines))

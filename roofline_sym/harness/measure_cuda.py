@@ -219,7 +219,9 @@ class TorchOps:
         fp8 = t.float8_e4m3fn
         a = t.randn(m, k, device=dev, dtype=t.bfloat16).to(fp8)
         b = t.randn(n, k, device=dev, dtype=t.bfloat16).to(fp8).t()  # column-major (k, n)
-        if kind == "fp8_tensorwise":
+        # torchao runs a rowwise GEMM without fast accumulation as the per-tensor
+        # kernel with unit scales, then rescales (float8_ops.addmm_float8_unwrapped)
+        if kind == "fp8_tensorwise" or not fast:
             sa = t.ones((), device=dev, dtype=t.float32)
             sb = t.ones((), device=dev, dtype=t.float32)
         else:  # rowwise: one scale per row of a, per column of b

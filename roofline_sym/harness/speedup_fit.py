@@ -44,7 +44,7 @@ __all__ = ["SpeedupFit", "FittedNumber", "fit_speedups", "gemm_times", "predict_
 
 # physical range of each kind of free number (the hardware entry's own ranges);
 # "rate.<impl>.<family>" / "fixed.<impl>.<family>": an implementation profile's
-BOUNDS = {"eta": (0.01, 1.0), "kappa": (0.05, 1.5), "t0_": (1e-7, 1e-4),
+BOUNDS = {"eta": (0.01, 1.0), "kappa_accum": (0.05, 1.0), "kappa": (0.05, 1.5), "t0_": (1e-7, 1e-4),
           "t_launch": (1e-7, 1e-4), "rate.": (0.05, 1.5), "fixed.": (1e-7, 1e-4)}
 # how much one kernel row weighs against one speedup row: a GEMM-only time pins its
 # class's rate and fixed time directly, so a layer table cannot move them freely
@@ -202,13 +202,14 @@ def _evaluate_batch(groups: list[_Group], n: int, trials: Sequence[dict[str, flo
 
 
 @cache
-def _gemm_fn(dtype: str, family: str | None, grouped: bool) -> tuple[list[str], Any]:
+def _gemm_fn(dtype: str, family: str | None, grouped: bool,
+             fast_accum: bool = True) -> tuple[list[str], Any]:
     """The default model's time of one GEMM of a class, lambdified in
     (M, K, N, hardware numbers by name)."""
     operand = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8_e4m3", "fp4": "fp4_e2m1"}[dtype]
     g = Gemm("output", S.M, S.K, S.N, operand=element(operand))
-    pieces = roofline_pieces(Work(g.flops, g.dtype, g.bytes, scaling=family, grouped=grouped),
-                             efficiency="size")
+    pieces = roofline_pieces(Work(g.flops, g.dtype, g.bytes, scaling=family, grouped=grouped,
+                                  fast_accum=fast_accum), efficiency="size")
     expr = sympy.Max(*(e for _, e in pieces))
     params = sorted({str(x) for x in expr.free_symbols} - {"M", "K", "N"})
     return params, sympy.lambdify([S.M, S.K, S.N, *map(S.hardware_symbol, params)], expr,
@@ -225,12 +226,13 @@ def gemm_times(kernels: GemmRows, values: dict[str, float], hw: Hardware,
 def _gemm_times_batch(kernels: GemmRows, trials: Sequence[dict[str, float]], hw: Hardware,
                       shipped: bool = True) -> np.ndarray:
     out = np.empty((len(trials), len(kernels)))
-    keys = list(zip(kernels.dtype, kernels.family, kernels.grouped, kernels.implementation))
+    keys = list(zip(kernels.dtype, kernels.family, kernels.grouped, kernels.implementation,
+                    kernels.fast_accum))
     for key in dict.fromkeys(keys):
         rows = np.array([i for i, k in enumerate(keys) if k == key])
-        dtype, family, grouped, impl = key
+        dtype, family, grouped, impl, fast = key
         seen = [implementation_values(t, str(impl), hw, shipped) for t in trials]
-        params, fn = _gemm_fn(str(dtype), family, bool(grouped))
+        params, fn = _gemm_fn(str(dtype), family, bool(grouped), bool(fast))
         out[:, rows] = fn(kernels.M[rows][None, :], kernels.K[rows][None, :],
                           kernels.N[rows][None, :],
                           *(np.array([v[p] for v in seen])[:, None] for p in params))

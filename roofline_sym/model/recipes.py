@@ -171,7 +171,8 @@ class Recipe:
 
     ``lowp``: operand format of the low-precision GEMMs; ``gemm_scaling``:
     ``{gemm: (scaling of a, scaling of b)}`` (``None`` = no scales read);
-    ``bf16_gemms``: GEMMs the recipe leaves in bf16.
+    ``bf16_gemms``: GEMMs the recipe leaves in bf16; ``slow_accum_gemms``:
+    low-precision GEMMs that run without fast accumulation.
     """
 
     name: str
@@ -182,6 +183,7 @@ class Recipe:
     bf16_gemms: tuple[str, ...] = ()
     description: str = ""
     block_scaled: tuple[str, ...] = ()  # block-scaled GEMM families it needs in hardware
+    slow_accum_gemms: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kernels", MappingProxyType(dict(self.kernels)))
@@ -404,6 +406,9 @@ def _default_training(base: Mapping[str, Recipe]) -> dict[str, Recipe]:
     column cast, each reading the tensor twice (amax pass, cast pass); the
     backward GEMMs run unscaled and their outputs are rescaled by a kernel of
     their own (torchao float8_ops.addmm_float8_unwrapped, pytorch/ao#2184).
+    The per-tensor and per-row recipes run their backward GEMMs without fast
+    accumulation (Float8LinearConfig's gemm_config_grad_input and
+    gemm_config_grad_weight), at ``kappa_accum_fp8`` of the fast rate.
     Block-scaled recipes add their scale re-layouts."""
     rows = _cast("cast_rows", reads=(BF, BF), scales=[_rows("rowwise")])
     cols = _cast("cast_cols", reads=(BF, BF), scales=[_cols("rowwise")], kind="transpose")
@@ -411,9 +416,16 @@ def _default_training(base: Mapping[str, Recipe]) -> dict[str, Recipe]:
     w_cols = replace(cols, scales=(_rows("rowwise"),))
     rescale = (Kernel("rescale", (BF,), (BF,), kind="rescale"),)
     out = dict(base)
+    # the backward GEMMs are cuBLAS's per-tensor kernel with unit scales: priced in
+    # the tensorwise family (its rate and fixed time), reading no scales
+    unscaled = {g: (None, None) for g in ("grad_input", "grad_weight")}
     out["rowwise"] = replace(base["rowwise"], kernels={
         "input": (rows, cols), "weight": (w_rows, w_cols), "grad_output": (rows, cols),
-        "grad_input": rescale, "grad_weight": rescale})
+        "grad_input": rescale, "grad_weight": rescale},
+        gemm_scaling={**base["rowwise"].gemm_scaling, **unscaled})
+    for name in ("tensorwise", "rowwise", "rowwise_with_gw_hp"):
+        slow = tuple(g for g in ("grad_input", "grad_weight") if g not in out[name].bf16_gemms)
+        out[name] = replace(out[name], slow_accum_gemms=slow)
     for name, r in base.items():
         if set(r.block_scaled) & {"mx", "nvfp4"}:
             out[name] = replace(r, kernels={role: ks + _swizzles(ks)

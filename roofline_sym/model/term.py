@@ -194,8 +194,9 @@ class Work:
     """What a GEMM or kernel does: ``flops`` at the peak of GEMM dtype ``dtype``
     (``None``: not a GEMM) and ``bytes`` moved; a kernel's class ``kind``
     (``symbols.KERNEL_KINDS``), a scaled GEMM's ``scaling`` family
-    (``symbols.SCALING_FAMILIES``; ``None`` for bf16) and whether a GEMM runs
-    as a grouped (MoE) kernel."""
+    (``symbols.SCALING_FAMILIES``; ``None`` for bf16), whether a GEMM runs
+    as a grouped (MoE) kernel and whether it accumulates fast (``fast_accum``
+    False: its partial sums promoted to fp32 as it runs)."""
 
     flops: sympy.Expr = sympy.Integer(0)
     dtype: str | None = None
@@ -203,6 +204,7 @@ class Work:
     kind: str = "cast"
     scaling: str | None = None
     grouped: bool = False
+    fast_accum: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "flops", expression(self.flops, "Work flops"))
@@ -225,7 +227,7 @@ def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
 
     ``efficiency="size"`` (the default model) gives every GEMM and kernel a
     fixed time in seconds, Hockney's form t0 + work / rate: a GEMM's compute is
-    t0_class + F / (P_d eta_d kappa_family [kappa_grouped_d]) and its memory
+    t0_class + F / (P_d eta_d kappa_family [kappa_grouped_d] [kappa_accum_d]) and its memory
     t0_class + B / (BW eta_mem), with its class's fixed time (dtype, scaling
     family, grouped) paid in either regime, a kernel's memory
     t0_kind + B / (BW eta_kind), so small GEMMs and kernels run below their
@@ -256,6 +258,8 @@ def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
                 rate = rate * S.scaling_efficiency(work.scaling)
             if work.grouped:
                 rate = rate * S.grouped_efficiency(work.dtype)
+            if not work.fast_accum:
+                rate = rate * S.accumulation_efficiency(work.dtype)
             # paid in either regime: launch, prologue, epilogue of the kernel
             fixed = S.gemm_fixed_time(S.gemm_class(work.dtype, work.scaling, work.grouped))
         compute = ("compute", fixed + work.flops / rate)
