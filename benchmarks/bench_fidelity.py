@@ -27,8 +27,8 @@ import numpy as np
 
 import roofline_sym as rs
 from roofline_sym.devices import implementations as impls
-from roofline_sym.harness import intervals
-from roofline_sym.harness.speedup_fit import errors
+from roofline_sym.fidelity.published_tables import intervals
+from roofline_sym.fidelity.published_tables.joint_fit import errors
 
 
 def _line(label: str, e: dict) -> str:

@@ -42,6 +42,8 @@ from .symbols import K, M, N, x
 def __getattr__(name: str) -> Any:
     if name in _compat.PUBLIC:
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "fidelity":
+        return importlib.import_module(f"{__name__}.fidelity")
     if name == "__version__":
         return _version()
     raise AttributeError(f"module 'roofline_sym' has no attribute {name!r}")

@@ -35,13 +35,13 @@ __all__ = ["MOVED", "PUBLIC", "Package", "install"]
 # old module (below roofline_sym) -> its module now
 MOVED = {
     "breakeven": "solve",
-    "components": "harness.components",
+    "components": "fidelity.own_gpu.components",
     "formats": "model.formats",
     "gemm": "model.gemm",
     "hardware": "devices",
     "linear": "model.linear",
-    "measure_cuda": "harness.measure_cuda",
-    "measurements": "harness.measurements",
+    "measure_cuda": "fidelity.own_gpu.cuda",
+    "measurements": "fidelity.own_gpu.measurement_file",
     "presets": "model.presets",
     "recipes": "model.recipes",
     "render": "output",
@@ -50,11 +50,10 @@ MOVED = {
     "sweep": "numeric.sweep",
     "term": "model.term",
 }
-# module attributes of the package: rs.measure is roofline_sym.harness.measure
+# module attributes of the package: rs.measure is roofline_sym.fidelity.own_gpu.timing
 PUBLIC = {
-    "measure": "harness.measure",
-    "calibrate": "harness.calibrate",
-    "fidelity": "harness.fidelity",
+    "measure": "fidelity.own_gpu.timing",
+    "calibrate": "fidelity.own_gpu.hardware_fit",
     "plot": "output.plot",
 }
 _PACKAGE = __name__.rpartition(".")[0]

@@ -126,7 +126,7 @@ def test_formula_breakeven_closed_form(capsys):
 
 
 def test_fidelity_on_the_synthetic_sample(capsys, tmp_path):
-    from roofline_sym.harness.fidelity import sample_path
+    from roofline_sym.fidelity.own_gpu.comparison import sample_path
 
     out_toml = tmp_path / "cal.toml"
     code, out, _ = run(capsys, "fidelity", str(sample_path()), "--gpu", "h200",

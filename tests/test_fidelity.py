@@ -221,7 +221,7 @@ def test_summary_is_computed_once_and_not_a_field(sample_report):
 
 def test_cast_components_come_from_the_public_component_list():
     from roofline_sym import calibrate, fidelity
-    from roofline_sym.harness.components import COMPONENTS
+    from roofline_sym.fidelity.own_gpu.components import COMPONENTS
 
     _, lowp = composed_components("tensorwise")
     assert lowp[3:] == tuple(c for c in COMPONENTS if c.startswith("cast.tensorwise."))

@@ -25,8 +25,8 @@ from hypothesis import given, strategies as st
 
 import roofline_sym as rs
 from roofline_sym.cli import main
-from roofline_sym.harness import measurements as ms
-from roofline_sym.harness.fidelity import sample_path
+from roofline_sym.fidelity.own_gpu import measurement_file as ms
+from roofline_sym.fidelity.own_gpu.comparison import sample_path
 from roofline_sym.validate import (RANGES, SHAPE_MAX, InputTypeError, field_kind, formula,
                                    parse_number)
 from test_hardware import GOOD as HARDWARE_FILE

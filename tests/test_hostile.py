@@ -30,8 +30,8 @@ import sympy
 
 import roofline_sym as rs
 from roofline_sym.cli import main
-from roofline_sym.harness import measurements as ms
-from roofline_sym.harness.fidelity import sample_path
+from roofline_sym.fidelity.own_gpu import measurement_file as ms
+from roofline_sym.fidelity.own_gpu.comparison import sample_path
 from roofline_sym.model.gemm import Gemm
 from roofline_sym.model.term import Work
 from roofline_sym.validate import MAX_ELEMENTS

@@ -86,6 +86,6 @@ def test_old_module_paths_are_the_new_modules_with_a_warning():
 
 
 def test_module_attributes_load_lazily():
-    code = ("import sys, roofline_sym as rs; before = 'roofline_sym.harness.calibrate' in "
+    code = ("import sys, roofline_sym as rs; before = 'roofline_sym.fidelity.own_gpu.hardware_fit' in "
             "sys.modules; m = rs.calibrate; print(before, m.__name__)")
-    assert _run(code) == "False roofline_sym.harness.calibrate"
+    assert _run(code) == "False roofline_sym.fidelity.own_gpu.hardware_fit"

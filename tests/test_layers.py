@@ -26,7 +26,7 @@ LAYERS = [
     ("solve",),     # break-even
     ("numeric",),   # shape sets, sweeps
     ("output",),    # LaTeX, tables, plots
-    ("harness",),   # measuring, calibration, fidelity
+    ("fidelity",),  # the model held to measurements: published tables, your own GPU
     ("interop",),   # torch modules, Hugging Face configs, torchao filters (imported lazily)
     ("cli",),       # the command line
     ("__init__", "_compat", "__main__"),  # the package: public names, old paths, `python -m`

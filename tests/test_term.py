@@ -7,7 +7,7 @@ import sympy
 
 import roofline_sym as rs
 from roofline_sym import symbols as S
-from roofline_sym.harness.calibrate import _Problem
+from roofline_sym.fidelity.own_gpu.hardware_fit import _Problem
 from roofline_sym.model.term import (REGIMES, Regime, RegimeSummary, Term, TermId, Work,
                                      roofline_piece_times, roofline_pieces, roofline_times)
 

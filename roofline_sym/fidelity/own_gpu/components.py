@@ -23,12 +23,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import sympy
 
-from .. import symbols as S
-from ..model.formats import element
-from ..model.linear import Linear, linear
-from ..model.recipes import gemm_dims, recipe, tensor_dims
+from ... import symbols as S
+from ...model.formats import element
+from ...model.linear import Linear, linear
+from ...model.recipes import gemm_dims, recipe, tensor_dims
 # the time of a row is the model's roofline, numerically
-from ..model.term import Term, TermId, Work, roofline_times as model_times
+from ...model.term import Term, TermId, Work, roofline_times as model_times
 
 __all__ = [
     "GEMM_NAMES",

@@ -34,15 +34,15 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..devices import hardware as lookup_hardware
-from ..numeric.shapes import shape_set
+from ...devices import hardware as lookup_hardware
+from ...numeric.shapes import shape_set
 # the public names of components, measurements and measure_cuda are re-exported here
 from .components import (CAST_IMPLS, CAST_RECIPES, COMPONENTS, FAST_ACCUM, GEMM_KINDS,
                          GEMM_NAMES, MICRO, Case, _check_component, costs, model_term,
                          model_times)
-from .measure_cuda import (CudaEventTimer, MeasureError, TorchOps, _clock_reader, _torch_cuda,
+from .cuda import (CudaEventTimer, MeasureError, TorchOps, _clock_reader, _torch_cuda,
                            torch_env)
-from .measurements import (COLUMNS, HEADER_LINE, REQUIRED_COLUMNS, SCHEMA, CsvWriter,
+from .measurement_file import (COLUMNS, HEADER_LINE, REQUIRED_COLUMNS, SCHEMA, CsvWriter,
                            Measurements, parse_csv, read_csv, write_csv)
 
 __all__ = [

@@ -7,7 +7,7 @@ builds and the hardware entry of the preset's dataset.  ``predict`` groups
 the rows by model and evaluates each group at once.  The measured column is
 never read.
 
->>> from roofline_sym.harness.speedup_tables import read
+>>> from roofline_sym.fidelity.published_tables.speedup_table import read
 >>> t = read([{"gpu": "h100", "recipe": "rowwise", "mode": "training",
 ...            "workload": "ln-linear-sigmoid", "M": 16384, "K": 8192, "N": 8192}])
 >>> float(predict(t)[0]) > 1
@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from ..devices import Hardware, UnknownHardwareError, hardware
-from ..model.linear import Linear, linear
-from ..model.presets import PRESETS
-from ..model.recipes import list_recipes
-from ..model.workloads import WORKLOADS
-from .speedup_tables import SpeedupTable, read
+from ...devices import Hardware, UnknownHardwareError, hardware
+from ...model.linear import Linear, linear
+from ...model.presets import PRESETS
+from ...model.recipes import list_recipes
+from ...model.workloads import WORKLOADS
+from .speedup_table import SpeedupTable, read
 
 __all__ = ["predict", "row_model", "row_gpu", "row_family", "predictable", "GPU_KEYS",
            "UnsupportedRowError"]

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Mapping, TextIO, cast
 
 import numpy as np
 
-from ..validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, check_size, has_control,
+from ...validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, check_size, has_control,
                         label as file_label, parse_number, read_text, show, unknown_name)
 from .components import _COMPONENT_SET, COMPONENTS, Case, costs
 

@@ -11,7 +11,7 @@ torch, a CUDA device or an fp8 GEMM is missing they raise ``MeasureError``.
 ...     torch_env()
 Traceback (most recent call last):
     ...
-roofline_sym.harness.measure_cuda.MeasureError: measuring needs torch with CUDA: pip install torch
+roofline_sym.fidelity.own_gpu.cuda.MeasureError: measuring needs torch with CUDA: pip install torch
 """
 
 from __future__ import annotations
