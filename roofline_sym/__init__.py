@@ -7,10 +7,8 @@ True
 """
 
 import importlib
-import sys
 from typing import Any
 
-from . import _compat
 from ._version import version as _version
 from .devices import (
     Dataset,
@@ -39,11 +37,19 @@ from .symbols import K, M, N, x
 
 
 
+# module attributes, loaded on first access (so `import roofline_sym` loads no
+# torch, matplotlib or scipy): rs.measure is roofline_sym.fidelity.own_gpu.timing
+_MODULE_ATTRIBUTES = {
+    "measure": "fidelity.own_gpu.timing",
+    "calibrate": "fidelity.own_gpu.hardware_fit",
+    "fidelity": "fidelity",
+    "plot": "output.plot",
+}
+
+
 def __getattr__(name: str) -> Any:
-    if name in _compat.PUBLIC:
-        return importlib.import_module(f"{__name__}.{name}")
-    if name == "fidelity":
-        return importlib.import_module(f"{__name__}.fidelity")
+    if name in _MODULE_ATTRIBUTES:
+        return importlib.import_module(f"{__name__}.{_MODULE_ATTRIBUTES[name]}")
     if name == "__version__":
         return _version()
     raise AttributeError(f"module 'roofline_sym' has no attribute {name!r}")
@@ -74,7 +80,3 @@ __all__ = [
     "shapes_from_module", "float8_module_filter",
     "measure", "calibrate", "fidelity", "plot",
 ]
-
-# Module attributes (rs.measure, rs.calibrate, rs.fidelity, rs.plot) load on
-# first access (__getattr__); old module paths import through _compat.
-_compat.install(sys.modules[__name__])

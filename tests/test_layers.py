@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 import roofline_sym as rs
-from roofline_sym import _compat
 
 PACKAGE = Path(rs.__file__).parent
 
@@ -29,7 +28,7 @@ LAYERS = [
     ("fidelity",),  # the model held to measurements: published tables, your own GPU
     ("interop",),   # torch modules, Hugging Face configs, torchao filters (imported lazily)
     ("cli",),       # the command line
-    ("__init__", "_compat", "__main__"),  # the package: public names, old paths, `python -m`
+    ("__init__", "__main__"),  # the package: public names, `python -m`
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 
@@ -139,9 +138,3 @@ def test_no_subpackage_exports_a_name_of_its_modules(package):
     module = __import__(package, fromlist=["__all__"])
     submodules = {m.rpartition(".")[2] for m in MODULES if m.rpartition(".")[0] == package}
     assert not set(getattr(module, "__all__", ())) & submodules
-
-
-def test_old_paths_are_not_modules_and_lead_to_modules():
-    for old, new in {**_compat.MOVED, **_compat.PUBLIC}.items():
-        assert f"roofline_sym.{old}" not in MODULES
-        assert f"roofline_sym.{new}" in MODULES

@@ -10,8 +10,8 @@ import pytest
 
 import roofline_sym as rs
 from roofline_sym import measure as ms
-from roofline_sym.calibrate import hardware_values
-from roofline_sym.measure import COLUMNS, COMPONENTS, Case, RepeatPolicy, parse_csv
+from roofline_sym.fidelity.own_gpu.hardware_fit import hardware_values
+from roofline_sym.fidelity.own_gpu.timing import COLUMNS, COMPONENTS, Case, RepeatPolicy, parse_csv
 
 H200 = hardware_values(rs.hardware("h200"))
 

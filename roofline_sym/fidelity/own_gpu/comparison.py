@@ -13,8 +13,8 @@ unfused casts) with the model's.  Errors are summarised per component and
 regime (the regime the model puts the component in at that shape), before
 calibration (a dataset entry) and after (fitted to the same file, or given).
 
->>> from roofline_sym.calibrate import synthesize
->>> from roofline_sym.measure import grid
+>>> from roofline_sym.fidelity.own_gpu.hardware_fit import synthesize
+>>> from roofline_sym.fidelity.own_gpu.timing import grid
 >>> meas = synthesize("h200", grid("quick"), {"eta_fp8": 0.6}, noise=0.0)
 >>> rep = report(meas, hardware="h200")
 >>> rep.synthetic, round(rep.calibration.values["eta_fp8"], 3)

@@ -17,7 +17,7 @@ what makes small GEMMs slower than the roofline (torchao: about 2x below
 ``gemm_fixed_s`` (the dtype's GEMM class); ``Calibration.evaluate`` binds
 it to a default-preset model, which prices GEMMs the same way.
 
->>> from roofline_sym.measure import grid
+>>> from roofline_sym.fidelity.own_gpu.timing import grid
 >>> truth = {"eta_bf16": 0.75, "eta_fp8": 0.62, "eta_mem": 0.85, "t_launch": 3e-6}
 >>> meas = synthesize("h200", grid("quick"), truth, noise=0.0)
 >>> cal = fit(meas, "h200")
