@@ -20,18 +20,14 @@ from .devices import (
     list_hardware,
     load_hardware,
 )
-from .model.elasticity import sensitivity
-from .model.limits import limits
-from .model.linear import OUTPUTS, Linear, linear
-from .model.presets import PRESETS, Options, options as _options
-from .model.recipes import MODES, list_recipes as _list_recipes
-from .model.workloads import WORKLOADS, Workload, list_workloads
-from .numeric.shapes import ShapeSet, grid, list_shape_sets, load_shape_sets
-from .numeric.sweep import (SweepResult, Table, model_grid, sweep, sweep_chunks, sweep_totals,
-                            write_sweep)
+from .model import (MODES, OUTPUTS, PRESETS, WORKLOADS, Linear, Options, Workload, element,
+                    limits, list_workloads, linear, scaling, sensitivity)
+from .model.presets import options as _options
+from .model.recipes import list_recipes as _list_recipes
+from .numeric import (ShapeSet, SweepResult, Table, grid, list_shape_sets, load_shape_sets,
+                      model_grid, sweep, sweep_chunks, sweep_totals, write_sweep)
 from .solve import BreakEven, breakeven
 from .output import breakdown, breakeven_rows, breakeven_table, latex, latex_preamble
-from .model.formats import element, scaling
 from .interop import float8_module_filter, shape_set, shapes_from_module
 from .symbols import K, M, N, x
 

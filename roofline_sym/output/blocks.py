@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 import sympy
 
 from .. import renderers
-from ..model.linear import BreakdownPieces, Linear
+from ..model.layer import BreakdownPieces, Linear
 from ..model.term import Term
 from ..solve.result import BreakEven, BreakEvenPieces
 from ..validate import InputTypeError, show

@@ -26,7 +26,7 @@ import sympy
 
 from .. import renderers
 from .. import symbols as S
-from ..model.linear import BreakdownPieces
+from ..model.layer import BreakdownPieces
 from ..model.term_time import TermTime
 from ..solve.result import BreakEvenPieces
 from ..validate import expression

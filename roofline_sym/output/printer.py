@@ -29,7 +29,7 @@ from sympy.printing.latex import LatexPrinter
 
 from .. import renderers
 from .. import symbols as S
-from ..model.linear import BreakdownPieces
+from ..model.layer import BreakdownPieces
 from ..model.term_time import TermTime, tex_text
 from ..validate import InputTypeError, expression, show
 

@@ -12,7 +12,7 @@ import numpy as np
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from ..devices import Hardware, hardware
-from ..model.linear import Linear, linear
+from ..model.layer import Linear, linear
 from ..model.presets import describe, describe_models, options
 from ..model.recipes import list_recipes
 from ..model.term import RegimeSummary

@@ -38,7 +38,7 @@ import numpy as np
 
 from ...devices import Hardware
 from ...devices.toml_io import writable_path
-from ...model.linear import linear
+from ...model.layer import linear
 from ...output import plot as figures
 from .hardware_fit import Calibration, fit, hardware_values, resolve_hardware
 from ..published_tables.scorecard import heldout

@@ -25,7 +25,7 @@ import sympy
 
 from ... import symbols as S
 from ...model.formats import element
-from ...model.linear import Linear, linear
+from ...model.layer import Linear, linear
 from ...model.recipes import gemm_dims, recipe, tensor_dims
 # the time of a row is the model's roofline, numerically
 from ...model.term import Term, TermId, Work, roofline_times as model_times

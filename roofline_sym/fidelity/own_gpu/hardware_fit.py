@@ -44,7 +44,7 @@ from ... import symbols as S
 from ...devices import Hardware, hardware as lookup_hardware, load_hardware
 from ...devices.toml_io import (TOML_FIELDS, cited_sources, hardware_toml, toml_fields,
                                 write_hardware)
-from ...model.linear import Linear
+from ...model.layer import Linear
 from ...model.term import roofline_piece_times
 from .components import Case, model_times
 from .timing import RepeatPolicy, grid, run

@@ -30,7 +30,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ...devices import Hardware
-from ...model.linear import Linear
+from ...model.layer import Linear
 from ...devices import implementations as impls
 from . import gpu_fits as calibrations
 from .speedup_table import SpeedupTable, kernels_path

@@ -33,7 +33,7 @@ from ...devices import implementations as impls
 from ...devices.entry import fixed_time_prior
 from ...model.formats import element
 from ...model.gemm import Gemm
-from ...model.linear import Linear
+from ...model.layer import Linear
 from ...model.term import Work, roofline_pieces
 from .gemm_kernels import GemmRows
 from .speedup_table import SpeedupTable, read

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ...devices import Hardware, UnknownHardwareError, hardware
-from ...model.linear import Linear, linear
+from ...model.layer import Linear, linear
 from ...model.presets import PRESETS
 from ...model.recipes import list_recipes
 from ...model.workloads import WORKLOADS
