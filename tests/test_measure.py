@@ -121,7 +121,7 @@ def test_fp8_gemm_dims_are_multiples_of_16():  # torch._scaled_mm needs them
 
 
 def test_unknown_grid():
-    with pytest.raises(ValueError, match="unknown grid 'huge'; known: default, quick"):
+    with pytest.raises(ValueError, match="unknown grid .huge.; valid: default, quick"):
         ms.grid("huge")
 
 
