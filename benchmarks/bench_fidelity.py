@@ -60,7 +60,7 @@ def broken_limits() -> int:
     broken = 0
     for g in rs.list_hardware():
         hw = rs.hardware(g)
-        for mode in rs.MODES:
+        for mode in rs.model.MODES:
             for recipe in rs.list_recipes(mode):
                 for impl in impls.IMPLEMENTATIONS:
                     try:

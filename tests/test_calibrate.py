@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import roofline_sym as rs
-from roofline_sym import measure as ms
+from roofline_sym.fidelity.own_gpu import timing as ms
 from roofline_sym.fidelity.own_gpu.hardware_fit import Calibration, fit, hardware_values, synthesize
 from roofline_sym.devices import HardwareError
 

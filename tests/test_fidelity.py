@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import roofline_sym as rs
-from roofline_sym import measure as ms
+from roofline_sym.fidelity.own_gpu import timing as ms
 from roofline_sym.fidelity.own_gpu.hardware_fit import fit, synthesize
 from roofline_sym.fidelity import cli, composed_components, report, sample_path
 
@@ -220,7 +220,8 @@ def test_summary_is_computed_once_and_not_a_field(sample_report):
 
 
 def test_cast_components_come_from_the_public_component_list():
-    from roofline_sym import calibrate, fidelity
+    from roofline_sym import fidelity
+    from roofline_sym.fidelity.own_gpu import hardware_fit as calibrate
     from roofline_sym.fidelity.own_gpu.components import COMPONENTS
 
     _, lowp = composed_components("tensorwise")

@@ -159,7 +159,7 @@ N = "S"
 
 @given(edits=st.lists(st.tuples(st.integers(0, 20), st.sampled_from(LITERALS)), max_size=2))
 def test_shape_set_toml(edits):
-    sets = _loaded(rs.load_shape_sets, _file("sets.toml", _edited(SHAPE_TOML, edits)))
+    sets = _loaded(rs.numeric.load_shape_sets, _file("sets.toml", _edited(SHAPE_TOML, edits)))
     for shapes in (sets or {}).values():
         _real_layers(shapes)
 

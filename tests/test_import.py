@@ -52,6 +52,17 @@ def test_shape_symbols_positive_not_integer(name):
 
 
 def test_module_attributes_load_lazily():
-    code = ("import sys, roofline_sym as rs; before = 'roofline_sym.fidelity.own_gpu.hardware_fit' in "
-            "sys.modules; m = rs.calibrate; print(before, m.__name__)")
-    assert _run(code) == "False roofline_sym.fidelity.own_gpu.hardware_fit"
+    code = ("import sys, roofline_sym as rs; before = 'roofline_sym.fidelity' in "
+            "sys.modules; m = rs.fidelity; print(before, m.__name__, m.own_gpu.measure.__name__)")
+    assert _run(code) == "False roofline_sym.fidelity measure"
+
+
+def test_the_top_level_names_are_few_distinct_and_defined():
+    import roofline_sym as rs
+
+    assert len(rs.__all__) <= 32
+    assert len(set(rs.__all__)) == len(rs.__all__)
+    assert all(hasattr(rs, name) for name in rs.__all__)
+    # one package down, not at the top
+    assert not {"measure", "calibrate", "breakdown", "Table"} & set(rs.__all__)
+    assert rs.devices.UnknownHardwareError and rs.model.MODES and rs.numeric.write_sweep

@@ -109,7 +109,7 @@ def test_every_gpu_and_workload_is_predicted():
     gpus = [rs.hardware(g) for g in rs.list_hardware()]
     cases = {(mode, w, r) for mode, block in (("training", "mxfp8_cublas"), ("inference", "nvfp4"))
              for w in rs.list_workloads(mode) for r in ("tensorwise", block)}
-    cases |= {(mode, "linear", r) for mode in rs.MODES for r in rs.list_recipes(mode)}
+    cases |= {(mode, "linear", r) for mode in rs.model.MODES for r in rs.list_recipes(mode)}
     for mode, w, recipe in sorted(cases):
         m = rs.linear(recipe, mode=mode, workload=w)
         ok = [hw for hw in gpus if not m.unsupported_reason(hw)]

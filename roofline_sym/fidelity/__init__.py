@@ -13,7 +13,9 @@ from .own_gpu.comparison import (GOALS, Report, SpeedupTable, breakeven_range, c
                                  composed_components, heldout, leave_one_source_out,
                                  predict_speedups, published, published_report, read_speedups,
                                  report, sample_path, speedup_band)
+from .published_tables.joint_fit import fit_speedups
 
 __all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components",
            "predict_speedups", "published", "published_report", "heldout", "SpeedupTable",
-           "read_speedups", "leave_one_source_out", "breakeven_range", "speedup_band"]
+           "read_speedups", "leave_one_source_out", "breakeven_range", "speedup_band",
+           "fit_speedups"]
