@@ -187,7 +187,7 @@ def test_help_everywhere_has_examples(capsys):
 
 
 BAD_INPUT = [
-    (["hardware", "h20"], "no hardware 'h20'"),
+    (["hardware", "h20"], "unknown hardware 'h20'"),
     (["eval", "--gpu", "a100", "--recipe", "tensorwise"], "no dense fp8 peak"),
     (["eval", "--gpu", "h100", "--recipe", "mxfp4_cutlass"], "no dense fp4 peak"),
     (["eval", "--gpu", "h100", "--shape", "1,2"], "expected three numbers"),

@@ -406,7 +406,7 @@ def _cells(line):
 def test_an_unknown_column_names_the_close_ones(asked, meant):
     res = sweep(_model(), "pow2")
     for attempt in (lambda: res.format([asked]), lambda: res[asked]):
-        with pytest.raises(KeyError, match=f"no column '{asked}'.*'{meant}'"):
+        with pytest.raises(KeyError, match=f"unknown column '{asked}' .did you mean '{meant}'"):
             attempt()
 
 
@@ -454,7 +454,7 @@ def test_model_total_takes_a_torchao_module_filter():
 
 def test_model_total_refuses_what_it_cannot_decide():
     res = sweep(rs.linear("rowwise").on("h100"), "llama3-8b")
-    with pytest.raises(ValueError, match="no layer 'mlp.up_prj'.*did you mean 'mlp.up_proj'"):
+    with pytest.raises(ValueError, match="unknown layer 'mlp.up_prj' .did you mean 'mlp.up_proj'"):
         res.model_total(convert=["mlp.up_prj"])
     with pytest.raises(ValueError, match="unknown convert 'profitible'.*'profitable'"):
         res.model_total(convert="profitible")
