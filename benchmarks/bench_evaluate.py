@@ -46,7 +46,7 @@ from numpy import add, divide, maximum, multiply
 
 import roofline_sym as rs
 from roofline_sym.evaluation.runtime import CHUNK, release_scratch
-from roofline_sym.numeric.sweep import model_grid, sweep
+from roofline_sym.numeric.sweep_table import model_grid, sweep
 
 # torchao 0.18, "NVIDIA H100" (cost-models.md 2.1): dense peaks, one GEMM
 # efficiency for every dtype, Meta's 2.4 TB/s, 0.92 of it, a 2 us launch floor

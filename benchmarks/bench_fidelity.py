@@ -27,8 +27,8 @@ import numpy as np
 
 import roofline_sym as rs
 from roofline_sym.devices import implementations as impls
-from roofline_sym.harness import intervals
-from roofline_sym.harness.speedup_fit import errors
+from roofline_sym.fidelity.published_tables import intervals
+from roofline_sym.fidelity.published_tables.joint_fit import errors
 
 
 def _line(label: str, e: dict) -> str:
@@ -60,7 +60,7 @@ def broken_limits() -> int:
     broken = 0
     for g in rs.list_hardware():
         hw = rs.hardware(g)
-        for mode in rs.MODES:
+        for mode in rs.model.MODES:
             for recipe in rs.list_recipes(mode):
                 for impl in impls.IMPLEMENTATIONS:
                     try:

@@ -7,41 +7,28 @@ True
 """
 
 import importlib
-import sys
 from typing import Any
 
-from . import _compat
 from ._version import version as _version
-from .devices import (
-    Dataset,
-    Hardware,
-    HardwareError,
-    MissingHardwareValueError,
-    UnknownHardwareError,
-    hardware,
-    list_hardware,
-    load_hardware,
-)
-from .model.elasticity import sensitivity
-from .model.limits import limits
-from .model.linear import OUTPUTS, Linear, linear
-from .model.presets import PRESETS, Options, options as _options
-from .model.recipes import MODES, list_recipes as _list_recipes
-from .model.workloads import WORKLOADS, Workload, list_workloads
-from .numeric.shapes import ShapeSet, grid, list_shape_sets, load_shape_sets
-from .numeric.sweep import (SweepResult, Table, model_grid, sweep, sweep_chunks, sweep_totals,
-                            write_sweep)
-from .solve import BreakEven, breakeven
-from .output import breakdown, breakeven_rows, breakeven_table, latex, latex_preamble
-from .model.formats import element, scaling
+from .devices import Hardware, hardware, list_hardware, load_hardware
 from .interop import float8_module_filter, shape_set, shapes_from_module
+from .model import OUTPUTS, Linear, limits, list_workloads, linear, sensitivity
+from .model.presets import options as _options
+from .model.recipes import list_recipes as _list_recipes
+from .numeric import ShapeSet, SweepResult, grid, list_shape_sets, model_grid, sweep
+from .output import breakeven_table, latex, latex_preamble
+from .solve import BreakEven, breakeven
 from .symbols import K, M, N, x
 
 
+# module attributes, loaded on first access (so `import roofline_sym` loads no
+# torch, matplotlib or scipy): rs.plot is roofline_sym.output.plot
+_MODULE_ATTRIBUTES = {"fidelity": "fidelity", "plot": "output.plot"}
+
 
 def __getattr__(name: str) -> Any:
-    if name in _compat.PUBLIC:
-        return importlib.import_module(f"{__name__}.{name}")
+    if name in _MODULE_ATTRIBUTES:
+        return importlib.import_module(f"{__name__}.{_MODULE_ATTRIBUTES[name]}")
     if name == "__version__":
         return _version()
     raise AttributeError(f"module 'roofline_sym' has no attribute {name!r}")
@@ -56,23 +43,17 @@ def list_recipes(mode: str = "training", preset: str = "default") -> list[str]:
     return _list_recipes(mode, _options(preset).recipe_table)
 
 
+# what a user needs at the top; the rest is one package down (rs.devices:
+# Dataset and the hardware errors; rs.model: presets, workloads, formats;
+# rs.numeric: streamed sweeps; rs.output: LaTeX pieces; rs.fidelity.own_gpu:
+# measuring and fitting a GPU of one's own)
 __all__ = [
-    "M", "K", "N", "x", "breakeven", "BreakEven", "latex", "latex_preamble", "breakdown",
-    "breakeven_table",
-    "breakeven_rows",
-    "Hardware", "Dataset", "HardwareError", "UnknownHardwareError",
-    "MissingHardwareValueError", "hardware", "list_hardware", "load_hardware",
-    "Linear", "linear", "limits", "OUTPUTS", "sensitivity", "list_recipes", "MODES", "PRESETS",
-    "Options",
-    "Workload", "WORKLOADS", "list_workloads",
-    "element", "scaling",
-    "ShapeSet", "shape_set", "list_shape_sets", "load_shape_sets", "grid",
-    "sweep", "sweep_chunks", "sweep_totals", "write_sweep", "SweepResult", "Table",
-    "model_grid",
+    "M", "K", "N", "x",
+    "linear", "Linear", "list_recipes", "list_workloads", "OUTPUTS",
+    "hardware", "list_hardware", "load_hardware", "Hardware",
+    "breakeven", "BreakEven", "limits", "sensitivity",
+    "latex", "latex_preamble", "breakeven_table",
+    "shape_set", "ShapeSet", "list_shape_sets", "grid", "sweep", "SweepResult", "model_grid",
     "shapes_from_module", "float8_module_filter",
-    "measure", "calibrate", "fidelity", "plot",
+    "fidelity", "plot",
 ]
-
-# Module attributes (rs.measure, rs.calibrate, rs.fidelity, rs.plot) load on
-# first access (__getattr__); old module paths import through _compat.
-_compat.install(sys.modules[__name__])

@@ -142,22 +142,42 @@ def text(value: Any, name: str, *, empty: bool = False) -> str:
     return value
 
 
+def close_matches(name: str, known: Iterable[str], n: int = 3, cutoff: float = 0.6
+                  ) -> list[str]:
+    """The names in ``known`` spelled closest to ``name``, ignoring case.
+
+    >>> close_matches("RowWse", ["rowwise", "tensorwise"])
+    ['rowwise']
+    """
+    folded = {k.casefold(): k for k in known}
+    return [folded[c] for c in difflib.get_close_matches(name.casefold(), list(folded), n=n,
+                                                         cutoff=cutoff)]
+
+
 def unknown_name(what: str, name: Any, known: Iterable[str], *,
                  error: type[Exception] = ValueError, extra: str = "",
-                 where: str = "") -> Exception:
+                 where: str = "", suggestions: Iterable[str] | None = None) -> Exception:
     """The error for a name not found: close matches first, then every valid name.
+
+    The one format of every "did you mean" message.  ``suggestions``: the
+    caller's own candidates (a synonym, names starting with the query), in
+    place of the close spellings found here.
 
     >>> str(unknown_name("recipe", "tensorwse", ["tensorwise", "rowwise"]))
     "unknown recipe 'tensorwse' (did you mean 'tensorwise'?); valid: tensorwise, rowwise"
+    >>> str(unknown_name("column", "time", ["lowp_time"], suggestions=["lowp_time"]))
+    "unknown column 'time' (did you mean 'lowp_time'?); valid: lowp_time"
     """
     known = list(known)
-    hint = ""
-    if isinstance(name, str):
-        folded = {k.casefold(): k for k in known}
-        close = difflib.get_close_matches(name.casefold(), list(folded), n=3, cutoff=0.6)
-        if close:
-            hint = f" (did you mean {', '.join(repr(folded[c]) for c in close)}?)"
-    return error(f"{where}unknown {what} {show(name)}{hint}{extra}; valid: {', '.join(known)}")
+    if suggestions is not None:
+        close = list(dict.fromkeys(suggestions))
+    elif isinstance(name, str):
+        close = close_matches(name, known)
+    else:
+        close = []
+    hint = f" (did you mean {', '.join(escape(repr(c)) for c in close)}?)" if close else ""
+    return error(f"{where}unknown {what} {show(name)}{hint}{extra}; "
+                 f"valid: {escape(', '.join(known))}")
 
 
 def choice(value: Any, valid: Sequence[str], what: str) -> str:

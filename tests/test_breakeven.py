@@ -20,7 +20,7 @@ M, K, N, x = rs.M, rs.K, rs.N, rs.x
 def bound(preset, mode, recipe, fuse, gpu):
     model = rs.linear(recipe, mode=mode, fuse=fuse, preset=preset)
     try:
-        return model.on(rs.hardware(gpu, dataset=rs.PRESETS[preset].dataset))
+        return model.on(rs.hardware(gpu, dataset=rs.model.PRESETS[preset].dataset))
     except ValueError:
         return None
 
@@ -28,8 +28,8 @@ def bound(preset, mode, recipe, fuse, gpu):
 def _configs():
     out = []
     for preset in ("default", "torchao", "seed"):
-        gpus = rs.list_hardware(rs.PRESETS[preset].dataset)
-        for mode in (("training",) if preset == "seed" else rs.MODES):
+        gpus = rs.list_hardware(rs.model.PRESETS[preset].dataset)
+        for mode in (("training",) if preset == "seed" else rs.model.MODES):
             for recipe in rs.list_recipes(mode, preset=preset):
                 for gpu in gpus:
                     out.append((preset, mode, recipe, gpu))
@@ -192,7 +192,7 @@ def test_torchao_tensorwise_h100_example():
 ])
 def test_symbolic_subs_agrees_with_numeric_solve(preset, recipe, mode, gpu):
     model = rs.linear(recipe, mode=mode, fuse=True, preset=preset)
-    hw = rs.hardware(gpu, dataset=rs.PRESETS[preset].dataset)
+    hw = rs.hardware(gpu, dataset=rs.model.PRESETS[preset].dataset)
     sym = rs.breakeven(model, solve_for="M")
     for k, n in ((8192, 8192), (4096, 28672), (1024, 1024)):
         special = sym.subs({K: k, N: n, **hw.parameters})
@@ -477,14 +477,14 @@ def _block_scaled():
     out = []
     for preset, gpus in (("default", ("b200", "h100", "mi355x")),
                          ("torchao", ("NVIDIA B200",))):
-        for mode in rs.MODES:
+        for mode in rs.model.MODES:
             for recipe in rs.list_recipes(mode, preset=preset):
                 model = rs.linear(recipe, mode=mode, preset=preset)
                 if not model.recipe.block_scaled and "blockwise" not in recipe \
                         and "mx" not in recipe:
                     continue
                 for gpu in gpus:
-                    hw = rs.hardware(gpu, dataset=rs.PRESETS[preset].dataset)
+                    hw = rs.hardware(gpu, dataset=rs.model.PRESETS[preset].dataset)
                     if model.unsupported_reason(hw) is None:
                         out.append((preset, mode, recipe, gpu))
     return out

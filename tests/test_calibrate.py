@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import roofline_sym as rs
-from roofline_sym import measure as ms
-from roofline_sym.calibrate import Calibration, fit, hardware_values, synthesize
+from roofline_sym.fidelity.own_gpu import timing as ms
+from roofline_sym.fidelity.own_gpu.hardware_fit import Calibration, fit, hardware_values, synthesize
 from roofline_sym.devices import HardwareError
 
 TRUTH = {"eta_bf16": 0.78, "eta_fp8": 0.66, "eta_mem": 0.85, "t_launch": 3.0e-6}

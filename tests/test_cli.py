@@ -126,7 +126,7 @@ def test_formula_breakeven_closed_form(capsys):
 
 
 def test_fidelity_on_the_synthetic_sample(capsys, tmp_path):
-    from roofline_sym.harness.fidelity import sample_path
+    from roofline_sym.fidelity.own_gpu.comparison import sample_path
 
     out_toml = tmp_path / "cal.toml"
     code, out, _ = run(capsys, "fidelity", str(sample_path()), "--gpu", "h200",
@@ -187,7 +187,7 @@ def test_help_everywhere_has_examples(capsys):
 
 
 BAD_INPUT = [
-    (["hardware", "h20"], "no hardware 'h20'"),
+    (["hardware", "h20"], "unknown hardware 'h20'"),
     (["eval", "--gpu", "a100", "--recipe", "tensorwise"], "no dense fp8 peak"),
     (["eval", "--gpu", "h100", "--recipe", "mxfp4_cutlass"], "no dense fp4 peak"),
     (["eval", "--gpu", "h100", "--shape", "1,2"], "expected three numbers"),

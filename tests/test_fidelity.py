@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import roofline_sym as rs
-from roofline_sym import measure as ms
-from roofline_sym.calibrate import fit, synthesize
+from roofline_sym.fidelity.own_gpu import timing as ms
+from roofline_sym.fidelity.own_gpu.hardware_fit import fit, synthesize
 from roofline_sym.fidelity import cli, composed_components, report, sample_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -203,7 +203,7 @@ def test_plot_checks_the_suffix_and_uses_the_paper_style(sample_report, tmp_path
     path = sample_report.plot(tmp_path / "f.svg")
     svg = path.read_text()
     assert svg.startswith("<?xml") and "SYNTHETIC" in svg
-    from roofline_sym.plot import COLUMN_WIDTH
+    from roofline_sym.output.plot import COLUMN_WIDTH
 
     width = float(svg.split('width="', 1)[1].split("pt", 1)[0])
     assert width == pytest.approx(COLUMN_WIDTH * 72)  # one paper column, in points
@@ -220,8 +220,9 @@ def test_summary_is_computed_once_and_not_a_field(sample_report):
 
 
 def test_cast_components_come_from_the_public_component_list():
-    from roofline_sym import calibrate, fidelity
-    from roofline_sym.harness.components import COMPONENTS
+    from roofline_sym import fidelity
+    from roofline_sym.fidelity.own_gpu import hardware_fit as calibrate
+    from roofline_sym.fidelity.own_gpu.components import COMPONENTS
 
     _, lowp = composed_components("tensorwise")
     assert lowp[3:] == tuple(c for c in COMPONENTS if c.startswith("cast.tensorwise."))

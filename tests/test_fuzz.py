@@ -25,8 +25,8 @@ from hypothesis import given, strategies as st
 
 import roofline_sym as rs
 from roofline_sym.cli import main
-from roofline_sym.harness import measurements as ms
-from roofline_sym.harness.fidelity import sample_path
+from roofline_sym.fidelity.own_gpu import measurement_file as ms
+from roofline_sym.fidelity.own_gpu.comparison import sample_path
 from roofline_sym.validate import (RANGES, SHAPE_MAX, InputTypeError, field_kind, formula,
                                    parse_number)
 from test_hardware import GOOD as HARDWARE_FILE
@@ -159,7 +159,7 @@ N = "S"
 
 @given(edits=st.lists(st.tuples(st.integers(0, 20), st.sampled_from(LITERALS)), max_size=2))
 def test_shape_set_toml(edits):
-    sets = _loaded(rs.load_shape_sets, _file("sets.toml", _edited(SHAPE_TOML, edits)))
+    sets = _loaded(rs.numeric.load_shape_sets, _file("sets.toml", _edited(SHAPE_TOML, edits)))
     for shapes in (sets or {}).values():
         _real_layers(shapes)
 

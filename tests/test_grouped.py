@@ -278,7 +278,7 @@ def test_expert_layers_are_validated(tmp_path, layer, message):
                     f'blocks = 1\nlayers = [{layer}]\n[set.sources]\ntokens = "X"\n'
                     f'blocks = "X"\nlayers = "X"\n')
     with pytest.raises(ValueError, match=message):
-        rs.load_shape_sets(path)
+        rs.numeric.load_shape_sets(path)
 
 
 def test_shape_sets_from_arrays_carry_groups():

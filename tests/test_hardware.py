@@ -142,7 +142,7 @@ def test_a_vendor_word_is_never_guessed():
     # dropping "NVIDIA" from the query would make "NVIDIA H100" (which H100?) the
     # SXM part: only the entries' own device names answer without the vendor
     for query in ("NVIDIA H100", "NVIDIA H100 SXM", "AMD MI300X", "NVIDIA", "nvidia-"):
-        with pytest.raises(rs.UnknownHardwareError):
+        with pytest.raises(rs.devices.UnknownHardwareError):
             rs.hardware(query)
 
 
@@ -156,14 +156,14 @@ def test_a_short_device_name_that_two_entries_share_names_neither():
     ds = Dataset("toy", (a, b, x2))
     assert ds.get("nvidia x1") is a and ds.get("AMD X1") is b and ds.get("NVIDIA X2") is a
     assert ds.get("x2") is x2
-    with pytest.raises(rs.UnknownHardwareError):
+    with pytest.raises(rs.devices.UnknownHardwareError):
         ds.get("X1")
 
 
 def test_no_prefix_matching():
     # a prefix rule would map an H200 NVL to H100 or H200 numbers
     for query in ("NVIDIA H200 NVL", "NVIDIA H1", "NVIDIA H100 80GB HBM3 extra", "H"):
-        with pytest.raises(rs.UnknownHardwareError):
+        with pytest.raises(rs.devices.UnknownHardwareError):
             rs.hardware(query)
 
 
@@ -216,7 +216,7 @@ def test_torchao_rtx5090_bandwidth_corrected_and_flagged():
 def test_torchao_rtx5090_missing_efficiencies_refused():
     hw = rs.hardware("NVIDIA GeForce RTX 5090", dataset="torchao")
     model = rs.linear("tensorwise", preset="torchao")
-    with pytest.raises(rs.MissingHardwareValueError, match="gemm_efficiency.bf16.*replace"):
+    with pytest.raises(rs.devices.MissingHardwareValueError, match="gemm_efficiency.bf16.*replace"):
         model.on(hw)
     fixed = hw.replace(gemm_efficiency={"bf16": 0.7, "fp8": 0.7}, mem_efficiency=0.9)
     assert float(model.on(fixed).evaluate(4096, 4096, 4096)["speedup"]) > 0
@@ -530,18 +530,18 @@ def test_equality_includes_block_scaling():
 
 
 def test_did_you_mean_includes_names_containing_the_query():
-    with pytest.raises(rs.UnknownHardwareError, match="did you mean 'H100 SXM'") as info:
+    with pytest.raises(rs.devices.UnknownHardwareError, match="did you mean 'H100 SXM'") as info:
         rs.hardware("NVIDIA H100")
     assert "'H100 PCIe'" in str(info.value).split("(known")[0]
     # still no prefix matching
-    with pytest.raises(rs.UnknownHardwareError):
+    with pytest.raises(rs.devices.UnknownHardwareError):
         rs.hardware("NVIDIA H100 80GB")
 
 
 def test_missing_value_hint_names_the_missing_fields():
     b200 = rs.hardware("b200")
     no_fp4 = b200.replace(gemm_efficiency={"bf16": 0.8, "fp8": 0.7})
-    with pytest.raises(rs.MissingHardwareValueError) as info:
+    with pytest.raises(rs.devices.MissingHardwareValueError) as info:
         rs.linear("nvfp4", mode="inference").on(no_fp4)
     msg = str(info.value)
     assert "has no gemm_efficiency.fp4" in msg
@@ -549,7 +549,7 @@ def test_missing_value_hint_names_the_missing_fields():
     assert "'bf16'" not in msg
     assert "(in Python), or add the field to the hardware TOML file" in msg
     rtx = rs.hardware("NVIDIA GeForce RTX 5090", dataset="torchao")
-    with pytest.raises(rs.MissingHardwareValueError,
+    with pytest.raises(rs.devices.MissingHardwareValueError,
                        match=r"gemm_efficiency=\{'bf16': \.\.\., 'fp8': \.\.\.\}, "
                              r"mem_efficiency=\.\.\.\)"):
         rs.linear("tensorwise", preset="torchao").on(rtx)

@@ -30,8 +30,8 @@ import sympy
 
 import roofline_sym as rs
 from roofline_sym.cli import main
-from roofline_sym.harness import measurements as ms
-from roofline_sym.harness.fidelity import sample_path
+from roofline_sym.fidelity.own_gpu import measurement_file as ms
+from roofline_sym.fidelity.own_gpu.comparison import sample_path
 from roofline_sym.model.gemm import Gemm
 from roofline_sym.model.term import Work
 from roofline_sym.validate import MAX_ELEMENTS
@@ -154,7 +154,7 @@ ENTRIES = {
     "from_arrays(counts)": lambda p: rs.ShapeSet.from_arrays(1024, 1024, 1024, counts=p),
     "from_arrays(names)": lambda p: rs.ShapeSet.from_arrays(1024, 1024, 1024, names=p),
     "from_file": lambda p: rs.ShapeSet.from_file(p),
-    "load_shape_sets": lambda p: rs.load_shape_sets(p),
+    "load_shape_sets": lambda p: rs.numeric.load_shape_sets(p),
     "sweep(models)": lambda p: rs.sweep(p, "pow2"),
     "sweep(shapes)": lambda p: rs.sweep(BOUND, p),
     "sweep((M, K, N))": lambda p: rs.sweep(BOUND, (p, 4096, 4096)),
@@ -162,21 +162,21 @@ ENTRIES = {
     "model_grid(hardware)": lambda p: rs.model_grid("tensorwise", p),
     "list_recipes(mode)": lambda p: rs.list_recipes(p),
     "list_recipes(preset)": lambda p: rs.list_recipes("training", preset=p),
-    "element": lambda p: rs.element(p),
-    "scaling": lambda p: rs.scaling(p),
-    "breakdown": lambda p: rs.breakdown(p),
+    "element": lambda p: rs.model.element(p),
+    "scaling": lambda p: rs.model.scaling(p),
+    "breakdown": lambda p: rs.output.breakdown(p),
     "breakeven_table(results)": lambda p: rs.breakeven_table(p),
     "breakeven_table(fmt)": lambda p: rs.breakeven_table([NUMERIC], fmt=p),
-    "breakeven_rows(recipes)": lambda p: rs.breakeven_rows(p, ["h100"]),
-    "breakeven_rows(gpus)": lambda p: rs.breakeven_rows(["tensorwise"], p),
+    "breakeven_rows(recipes)": lambda p: rs.output.breakeven_rows(p, ["h100"]),
+    "breakeven_rows(gpus)": lambda p: rs.output.breakeven_rows(["tensorwise"], p),
     "Gemm(scale_bytes)": lambda p: Gemm("g", rs.M, rs.K, rs.N, "fp8_e4m3", scale_bytes=p),
     "Gemm(m)": lambda p: Gemm("g", p, rs.K, rs.N, "fp8_e4m3"),
     "Gemm(operand)": lambda p: Gemm("g", rs.M, rs.K, rs.N, p),
     "Work(bytes)": lambda p: Work(bytes=p),
     "parse_csv": lambda p: ms.parse_csv(p),
     "read_csv": lambda p: ms.read_csv(p),
-    "calibrate.fit(file)": lambda p: rs.calibrate.fit(p),
-    "calibrate.fit(base)": lambda p: rs.calibrate.fit(MEASUREMENTS, p),
+    "calibrate.fit(file)": lambda p: rs.fidelity.own_gpu.fit(p),
+    "calibrate.fit(base)": lambda p: rs.fidelity.own_gpu.fit(MEASUREMENTS, p),
     "fidelity.report(hardware)": lambda p: rs.fidelity.report(MEASUREMENTS, p, False),
     "plot.speedup_heatmap(model)": lambda p: rs.plot.speedup_heatmap(p),
     "plot.speedup_heatmap(resolution)": lambda p: rs.plot.speedup_heatmap(

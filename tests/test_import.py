@@ -1,10 +1,8 @@
 """The core import stays light: no torch, and little beyond sympy + numpy."""
 
-import json
 import os
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
@@ -53,39 +51,18 @@ def test_shape_symbols_positive_not_integer(name):
     assert sym.is_positive and sym.is_integer is None
 
 
-def test_old_module_paths_are_the_new_modules_with_a_warning():
-    code = textwrap.dedent("""
-        import importlib, json, types, warnings
-        import roofline_sym as rs
-        from roofline_sym import _compat
-        out = {}
-        for old, new in {**_compat.MOVED, **_compat.PUBLIC}.items():
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                module = importlib.import_module("roofline_sym." + old)
-            target = importlib.import_module("roofline_sym." + new)
-            out[old] = [module is target, module.__spec__.name == target.__name__,
-                        [str(w.message) for w in caught if w.category is DeprecationWarning]]
-        from roofline_sym.linear import Linear
-        import roofline_sym.breakeven
-        out["functions"] = [isinstance(getattr(rs, n), types.FunctionType)
-                            for n in ("linear", "breakeven", "sweep", "hardware")]
-        out["linear_class"] = Linear is rs.Linear
-        print(json.dumps(out))
-    """)
-    out = json.loads(_run(code))
-    from roofline_sym import _compat
-
-    for old, new in _compat.MOVED.items():
-        same, spec_kept, warned = out[old]
-        assert same and spec_kept, old
-        assert warned == [f"roofline_sym.{old} moved to roofline_sym.{new}; import it from there"]
-    for old in _compat.PUBLIC:
-        assert out[old][:2] == [True, True] and out[old][2] == [], old
-    assert out["functions"] == [True] * 4 and out["linear_class"]
-
-
 def test_module_attributes_load_lazily():
-    code = ("import sys, roofline_sym as rs; before = 'roofline_sym.harness.calibrate' in "
-            "sys.modules; m = rs.calibrate; print(before, m.__name__)")
-    assert _run(code) == "False roofline_sym.harness.calibrate"
+    code = ("import sys, roofline_sym as rs; before = 'roofline_sym.fidelity' in "
+            "sys.modules; m = rs.fidelity; print(before, m.__name__, m.own_gpu.measure.__name__)")
+    assert _run(code) == "False roofline_sym.fidelity measure"
+
+
+def test_the_top_level_names_are_few_distinct_and_defined():
+    import roofline_sym as rs
+
+    assert len(rs.__all__) <= 32
+    assert len(set(rs.__all__)) == len(rs.__all__)
+    assert all(hasattr(rs, name) for name in rs.__all__)
+    # one package down, not at the top
+    assert not {"measure", "calibrate", "breakdown", "Table"} & set(rs.__all__)
+    assert rs.devices.UnknownHardwareError and rs.model.MODES and rs.numeric.write_sweep

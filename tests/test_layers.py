@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 import roofline_sym as rs
-from roofline_sym import _compat
 
 PACKAGE = Path(rs.__file__).parent
 
@@ -26,10 +25,10 @@ LAYERS = [
     ("solve",),     # break-even
     ("numeric",),   # shape sets, sweeps
     ("output",),    # LaTeX, tables, plots
-    ("harness",),   # measuring, calibration, fidelity
+    ("fidelity",),  # the model held to measurements: published tables, your own GPU
     ("interop",),   # torch modules, Hugging Face configs, torchao filters (imported lazily)
     ("cli",),       # the command line
-    ("__init__", "_compat", "__main__"),  # the package: public names, old paths, `python -m`
+    ("__init__", "__main__"),  # the package: public names, `python -m`
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 
@@ -120,17 +119,77 @@ def test_no_import_cycle():
             visit(m)
 
 
-def _public_functions() -> set[str]:
-    return {n for n in rs.__all__ if not isinstance(getattr(rs, n), (types.ModuleType, type))
-            and callable(getattr(rs, n))}
+def _defined_names(path: Path) -> set[str]:
+    """Functions and classes a module defines at its top level, and its ``__all__``."""
+    tree = ast.parse(path.read_text(), str(path))
+    names = {n.name for n in tree.body
+             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__"
+                                                for t in node.targets):
+            names |= {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
+    return names
 
 
-def test_no_module_is_named_like_a_public_function():
-    # importing roofline_sym.<name> would set the package attribute to the module
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_is_named_like_a_function_it_defines(module):
+    # `roofline_sym.numeric.sweep.sweep` reads badly and, once a package
+    # exports the function, hides the module behind it
+    stem = module.rpartition(".")[2]
+    assert stem not in _defined_names(MODULES[module]), (
+        f"{module} defines or exports {stem!r}: name the module for its subject")
+
+
+def _private_imports(module: str):
+    """(name, source module, line) for each private name imported from another module."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = package.split(".")
+            source = ".".join(base[:len(base) - node.level + 1] + ([node.module] if node.module
+                                                                    else []))
+        else:
+            source = node.module or ""
+        if source != "roofline_sym" and not source.startswith("roofline_sym."):
+            continue
+        for alias in node.names:
+            if alias.name.startswith("_") and not alias.name.startswith("__"):
+                yield alias.name, source, node.lineno
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_imports_a_private_name_of_another(module):
+    # a name another module needs is public in its home module (or lives there)
+    found = [f"{name} from {source} (line {line})"
+             for name, source, line in _private_imports(module)]
+    assert not found, f"{module} imports private names: {', '.join(found)}"
+
+
+def test_the_checks_catch_what_they_look_for(tmp_path):
+    # the two checks above on modules written to fail them
+    bad = tmp_path / "sweep.py"
+    bad.write_text("from roofline_sym.output.printer import _Hidden\n"
+                   "from .table import _rows as rows\n\ndef sweep():\n    pass\n")
+    assert "sweep" in _defined_names(bad)
+    MODULES["roofline_sym.numeric.sweep"] = bad
+    try:
+        found = {(n, s) for n, s, _ in _private_imports("roofline_sym.numeric.sweep")}
+    finally:
+        del MODULES["roofline_sym.numeric.sweep"]
+    assert found == {("_Hidden", "roofline_sym.output.printer"),
+                     ("_rows", "roofline_sym.numeric.table")}
+
+
+def test_no_subpackage_is_named_like_a_public_name():
+    # importing roofline_sym.<name> sets the package attribute to the module
     names = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
              if p.suffix == ".py" or (p / "__init__.py").exists()}
-    assert {"linear", "hardware", "breakeven", "sweep", "latex", "grid"} <= _public_functions()
-    assert not names & _public_functions()
+    modules = {n for n in rs.__all__ if isinstance(getattr(rs, n), types.ModuleType)}
+    assert {"linear", "hardware", "breakeven", "sweep", "latex", "grid"} <= set(rs.__all__)
+    assert not names & (set(rs.__all__) - modules)
 
 
 @pytest.mark.parametrize("package", sorted(m for m, p in MODULES.items()
@@ -139,9 +198,3 @@ def test_no_subpackage_exports_a_name_of_its_modules(package):
     module = __import__(package, fromlist=["__all__"])
     submodules = {m.rpartition(".")[2] for m in MODULES if m.rpartition(".")[0] == package}
     assert not set(getattr(module, "__all__", ())) & submodules
-
-
-def test_old_paths_are_not_modules_and_lead_to_modules():
-    for old, new in {**_compat.MOVED, **_compat.PUBLIC}.items():
-        assert f"roofline_sym.{old}" not in MODULES
-        assert f"roofline_sym.{new}" in MODULES

@@ -27,7 +27,7 @@ def _bound(hw, recipe):
 def test_no_shipped_gpu_breaks_the_limits(gpu):
     hw = rs.hardware(gpu)
     checked = 0
-    for mode in rs.MODES:
+    for mode in rs.model.MODES:
         for recipe in rs.list_recipes(mode):
             for impl in impls.IMPLEMENTATIONS:
                 model = rs.linear(recipe, mode=mode, workload="gemm", implementation=impl)

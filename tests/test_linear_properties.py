@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import roofline_sym as rs
 
-PRESETS = tuple(rs.PRESETS)
+PRESETS = tuple(rs.model.PRESETS)
 SEED_SCALINGS = ("dynamic", "delayed")
 RTOL = 1e-9
 
@@ -40,7 +40,7 @@ def bound_model(cfg: Config) -> rs.Linear | None:
     """The model of ``cfg`` bound to its GPU, or None where the GPU cannot run it."""
     m = rs.linear(cfg.recipe, mode=cfg.mode, fuse=cfg.fuse, preset=cfg.preset,
                   torch_compile_limitations=cfg.compile_limits)
-    hw = rs.hardware(cfg.gpu, dataset=rs.PRESETS[cfg.preset].dataset)
+    hw = rs.hardware(cfg.gpu, dataset=rs.model.PRESETS[cfg.preset].dataset)
     try:
         return m.on(hw)
     except ValueError:  # no peak for a dtype, or a value the model needs is missing
@@ -50,10 +50,10 @@ def bound_model(cfg: Config) -> rs.Linear | None:
 @st.composite
 def configs(draw) -> Config:
     preset = draw(st.sampled_from(PRESETS))
-    mode = draw(st.sampled_from(rs.MODES))
+    mode = draw(st.sampled_from(rs.model.MODES))
     recipe = draw(st.sampled_from(rs.list_recipes(mode, preset=preset)))
     fuse = draw(st.booleans())
-    gpu = draw(st.sampled_from(rs.list_hardware(rs.PRESETS[preset].dataset)))
+    gpu = draw(st.sampled_from(rs.list_hardware(rs.model.PRESETS[preset].dataset)))
     compile_limits = draw(st.booleans()) if recipe in SEED_SCALINGS else False
     return Config(preset, mode, recipe, fuse, gpu, compile_limits)
 

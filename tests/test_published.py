@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 import roofline_sym as rs
-from roofline_sym.harness import calibrations, speedup_tables
-from roofline_sym.harness import intervals
-from roofline_sym.harness.speedup_fit import errors, fit_speedups
-from roofline_sym.harness.speedup_report import SPLITS, heldout, report
-from roofline_sym.harness.speedups import UnsupportedRowError, predictable
+from roofline_sym.fidelity.published_tables import gpu_fits as calibrations
+from roofline_sym.fidelity.published_tables import speedup_table as speedup_tables
+from roofline_sym.fidelity.published_tables import intervals
+from roofline_sym.fidelity.published_tables.joint_fit import errors, fit_speedups
+from roofline_sym.fidelity.published_tables.scorecard import SPLITS, heldout, report
+from roofline_sym.fidelity.published_tables.rows import UnsupportedRowError, predictable
 
 fidelity = rs.fidelity
 
@@ -73,9 +74,9 @@ def test_recipe_spellings_of_the_sources():
 
 
 @pytest.mark.parametrize("column, value, match", [
-    ("gpu", "h1000", r"line 2, column 'gpu': no hardware 'h1000'"),
-    ("recipe", "rowwsie", r"line 2, column 'recipe': unknown training recipe 'rowwsie'; "
-                          r"did you mean 'rowwise'"),
+    ("gpu", "h1000", r"line 2, column 'gpu': unknown hardware 'h1000'"),
+    ("recipe", "rowwsie", r"line 2, column 'recipe': unknown training recipe 'rowwsie' "
+                          r"\(did you mean 'rowwise'\?\)"),
     ("workload", "ln-linear-sigmod", r"line 2, column 'workload': .*did you mean "
                                      r"'ln-linear-sigmoid'"),
     ("M", "1.5", r"line 2, column 'M': '1.5' is not an integer"),
@@ -108,7 +109,7 @@ def test_every_gpu_and_workload_is_predicted():
     gpus = [rs.hardware(g) for g in rs.list_hardware()]
     cases = {(mode, w, r) for mode, block in (("training", "mxfp8_cublas"), ("inference", "nvfp4"))
              for w in rs.list_workloads(mode) for r in ("tensorwise", block)}
-    cases |= {(mode, "linear", r) for mode in rs.MODES for r in rs.list_recipes(mode)}
+    cases |= {(mode, "linear", r) for mode in rs.model.MODES for r in rs.list_recipes(mode)}
     for mode, w, recipe in sorted(cases):
         m = rs.linear(recipe, mode=mode, workload=w)
         ok = [hw for hw in gpus if not m.unsupported_reason(hw)]
@@ -267,7 +268,7 @@ def test_importing_the_package_runs_no_calibration():
     import subprocess
     import sys
     code = ("import sys, roofline_sym as rs; rs.hardware('h100'); "
-            "print('scipy' in sys.modules, 'roofline_sym.harness.speedup_fit' in sys.modules)")
+            "print('scipy' in sys.modules, 'roofline_sym.fidelity.published_tables.joint_fit' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.split() == ["False", "False"], out.stderr
 
@@ -315,8 +316,8 @@ def test_cross_validate_goes_with_published(capsys):
 def test_kernel_rows_are_priced_as_the_model_prices_a_gemm():
     # a GEMM kernel row's time in the fit is the inference GEMM-only model's
     # low-precision (or baseline) GEMM time, the same formula
-    from roofline_sym.harness.kernel_tables import gemm_rows
-    from roofline_sym.harness.speedup_fit import gemm_times
+    from roofline_sym.fidelity.published_tables.gemm_kernels import gemm_rows
+    from roofline_sym.fidelity.published_tables.joint_fit import gemm_times
     k = gemm_rows()
     hw = rs.hardware("h100")
     values = {str(s): float(v) for s, v in hw.parameters.items()}
@@ -360,7 +361,7 @@ def test_kernel_rows_without_fast_accumulation(tmp_path):
 
 
 def test_bad_kernel_rows_are_named(tmp_path):
-    from roofline_sym.harness.kernel_tables import gemm_rows
+    from roofline_sym.fidelity.published_tables.gemm_kernels import gemm_rows
     path = tmp_path / "k.csv"
     path.write_text("source_id,gpu,kernel,dtype,M,K,N,elements,achieved_tflops,"
                     "achieved_tb_per_s,implementation,notes\n"

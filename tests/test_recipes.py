@@ -245,7 +245,7 @@ def test_every_recipe_says_how_it_runs_or_why_nothing_runs_it():
     from roofline_sym.model.torchao_calls import TORCHAO_CALLS, WHY_NOT
 
     for preset in ("default", "torchao"):
-        for mode in rs.MODES:
+        for mode in rs.model.MODES:
             for name in rs.list_recipes(mode, preset=preset):
                 call = TORCHAO_CALLS[mode][name]
                 assert bool(call) != (name in WHY_NOT), (mode, name)

@@ -7,11 +7,11 @@ import sympy
 
 import roofline_sym as rs
 from roofline_sym import symbols as S
-from roofline_sym.harness.calibrate import _Problem
+from roofline_sym.fidelity.own_gpu.hardware_fit import _Problem
 from roofline_sym.model.term import (REGIMES, Regime, RegimeSummary, Term, TermId, Work,
                                      roofline_piece_times, roofline_pieces, roofline_times)
 
-MODELS = [(r, mode, preset, fuse) for preset in rs.PRESETS for mode in rs.MODES
+MODELS = [(r, mode, preset, fuse) for preset in rs.model.PRESETS for mode in rs.model.MODES
           for r in rs.list_recipes(mode, preset)[:3] for fuse in (False, True)
           ] + [("dynamic", "training", "seed", True), ("delayed", "training", "seed", False)]
 

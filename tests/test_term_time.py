@@ -70,7 +70,7 @@ def test_totals_are_short_sums_of_names():
     assert m.breakdown == {t.name: t.expr for t in m.terms}
 
 
-MODELS = [(r, mode, preset) for preset in rs.PRESETS for mode in rs.MODES
+MODELS = [(r, mode, preset) for preset in rs.model.PRESETS for mode in rs.model.MODES
           for r in rs.list_recipes(mode, preset)]
 
 

@@ -54,7 +54,7 @@ def _inference(gpu, recipe, fuse):
 def _configs():
     for gpu in GPUS:
         hw = rs.hardware(gpu, dataset="torchao")
-        for mode in rs.MODES:
+        for mode in rs.model.MODES:
             for recipe in rs.list_recipes(mode, preset="torchao"):
                 if recipe in ("dynamic", "delayed"):
                     continue  # the seed's scalings: not in torchao

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from ..devices import dataset
-from ..harness.intervals import breakeven_range
+from ..fidelity.published_tables.intervals import breakeven_range
 from ..output.tables import overview
 from .common import DEFAULT_GPU
 

@@ -6,7 +6,7 @@ import argparse
 
 import numpy as np
 
-from ..model.linear import OUTPUTS
+from ..model.layer import OUTPUTS
 from ..model.presets import describe_models
 from ..numeric.table import Table
 from . import common

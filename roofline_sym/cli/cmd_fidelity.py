@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..harness import fidelity
+from .. import fidelity
 from . import common
 
 NAME = "fidelity"

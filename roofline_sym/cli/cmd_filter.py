@@ -16,7 +16,7 @@ import argparse
 import numpy as np
 
 from ..interop.filters import ModuleFilter
-from ..numeric.sweep import Table, sweep
+from ..numeric.sweep_table import Table, sweep
 from ..validate import parse_number
 from . import common
 from .common import UserError

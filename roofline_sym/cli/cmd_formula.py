@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..model.linear import linear
+from ..model.layer import linear
 from ..output import latex, latex_preamble, names, term_name
 from ..output.layout import width_pt
 from ..solve import breakeven

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..harness.measure import GRIDS, measure
+from ..fidelity.own_gpu.timing import GRIDS, measure
 
 NAME = "measure"
 HELP = "time GEMMs, casts and micro-benchmarks on this CUDA GPU (CSV)"

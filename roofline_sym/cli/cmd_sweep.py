@@ -11,7 +11,7 @@ from typing import Iterable
 import numpy as np
 
 from ..numeric.shapes import list_shape_sets
-from ..numeric.sweep import Table, sweep_chunks, sweep_totals, write_sweep
+from ..numeric.sweep_table import Table, sweep_chunks, sweep_totals, write_sweep
 from ..validate import show
 from . import common
 from .common import UserError

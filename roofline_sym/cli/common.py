@@ -23,12 +23,12 @@ import numpy as np
 
 from ..devices import DATASETS, Dataset, Hardware, UnknownHardwareError, dataset, load_hardware
 from ..interop.hf import shape_set
-from ..model.linear import Linear, linear
+from ..model.layer import Linear, linear
 from ..model.presets import PRESETS, options
 from ..model.recipes import MODES, list_recipes
 from ..model.workloads import list_workloads
 from ..numeric.shapes import ShapeSet
-from ..numeric.sweep import model_grid
+from ..numeric.sweep_table import model_grid
 from ..numeric.table import export_rows
 from ..validate import SHAPE_MAX, parse_number, show
 

@@ -13,12 +13,11 @@ drivers and tools print it.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Iterator, Mapping
 
-from ..validate import InputTypeError, escape, show
+from ..validate import InputTypeError, close_matches, escape, show, unknown_name
 from .entry import Hardware, HardwareError, UnknownHardwareError, normalize
 
 __all__ = ["Dataset"]
@@ -108,10 +107,7 @@ class Dataset:
         keys = list(self._index)
         starts = [k for k in keys if query and k.startswith(query)]
         contains = [k for k in keys if query and query in k and k not in starts]
-        close = difflib.get_close_matches(query, keys, n=5, cutoff=0.5)
+        close = close_matches(query, keys, n=5, cutoff=0.5)
         hint = list(dict.fromkeys(self._index[k].name for k in starts + contains + close))[:5]
-        suggestion = f"; did you mean {', '.join(map(repr, hint))}?" if hint else ""
-        raise UnknownHardwareError(escape(
-            f"no hardware {show(name)} in the {self.name} dataset{suggestion} "
-            f"(known: {', '.join(self.names())})"
-        ))
+        raise unknown_name("hardware", name, self.names(), error=UnknownHardwareError,
+                           extra=f" in the {self.name} dataset", suggestions=hint)

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from ..devices import Hardware
 from ..model.formats import scaling
-from ..model.linear import Linear, linear
+from ..model.layer import Linear, linear
 from ..validate import SHAPE_MAX, items, positive_number
 
 __all__ = ["ModuleFilter", "float8_module_filter"]

@@ -29,7 +29,7 @@ import sympy
 from .. import symbols as S
 from ..devices import Hardware
 from ..validate import InputTypeError, positive_array, show
-from .linear import Linear, with_hardware
+from .layer import Linear, with_hardware
 
 __all__ = ["sensitivity"]
 

@@ -6,7 +6,7 @@ encodings).  A scaling scheme says how many scales an operand carries and in
 which format, for an operand laid out as ``outer x inner`` with ``inner`` the
 GEMM contraction axis.
 
->>> from roofline_sym.formats import element, scaling
+>>> from roofline_sym.model.formats import element, scaling
 >>> element("fp4_e2m1").bytes
 1/2
 >>> scaling("mx").scale_bytes(4096, 8192)

@@ -162,7 +162,7 @@ def describe_models(models: Iterable[_Model]) -> str:
     """``describe`` of models (``Linear``): once when they agree; where they
     differ in one option, its values joined (``dataset custom / default``).
 
-    >>> from roofline_sym.model.linear import linear
+    >>> from roofline_sym.model.layer import linear
     >>> describe_models([linear("tensorwise"), linear("rowwise", fuse=True)])
     'preset default, casts not fused / fused, dataset default, workload linear'
     """

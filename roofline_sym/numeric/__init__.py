@@ -1,5 +1,16 @@
-"""Numbers at many shapes: shape sets (``shapes``) and sweeps over them (``sweep``).
+"""Numbers at many shapes: shape sets (``shapes``), tables (``table``), sweeps
+of models over shape sets (``sweep_table``), conversions for other
+libraries (``convert``, ``frames``).
 
-This package re-exports nothing, so the function ``sweep`` never hides the
-module of the same name.
+>>> from roofline_sym.numeric import grid, sweep_totals
+>>> len(grid(M=[1024, 2048], K=4096, N=4096))
+2
 """
+
+from .shapes import ShapeSet, grid, list_shape_sets, load_shape_sets
+from .sweep_table import (SweepResult, model_grid, sweep, sweep_chunks, sweep_totals,
+                          write_sweep)
+from .table import Table
+
+__all__ = ["ShapeSet", "grid", "list_shape_sets", "load_shape_sets", "sweep", "sweep_chunks",
+           "sweep_totals", "write_sweep", "model_grid", "SweepResult", "Table"]

@@ -26,7 +26,6 @@ that differs between a row's layers is refused, not averaged.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -65,10 +64,8 @@ class Conversion:
             known = {part for s in sets for name in s.names for part in name.split(" + ")}
             unknown = sorted(names - known) if sets else []
             if unknown:
-                close = difflib.get_close_matches(unknown[0], sorted(known), n=3)
-                hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
-                raise ValueError(f"convert: no layer {unknown[0]!r} in the shape set{hint}; "
-                                 f"layers: {', '.join(sorted(known))}")
+                raise unknown_name("layer", unknown[0], sorted(known), where="convert: ",
+                                   extra=" in the shape set")
             return cls("names", names)
         raise InputTypeError("convert must be 'all', 'profitable', a module filter "
                              "(module, fqn) -> bool or a collection of layer names, not "

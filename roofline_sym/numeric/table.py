@@ -17,7 +17,6 @@ M,lowp_time_s
 
 from __future__ import annotations
 
-import difflib
 import io
 import math
 import os
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Collection, Iterable, Iterator, Mapping, 
 
 import numpy as np
 
-from ..validate import show
+from ..validate import close_matches, unknown_name
 
 if TYPE_CHECKING:
     import pandas
@@ -117,19 +116,14 @@ class Table:
         header as printed, ``lowp_time_s``, names its column ``lowp_time``)."""
         if isinstance(column, str) and column in self._data:
             return
+        # a header as displayed (with its unit) or a synonym names its column first
         by_header = {header(c): c for c in self._data}
-        if isinstance(column, str) and column in by_header:
-            hint = f" (the header {column!r} shows column {by_header[column]!r} with its unit)"
-        else:
-            hint = ""
-            if isinstance(column, str):
-                close = difflib.get_close_matches(column.casefold(), list(self._data), n=3,
-                                                  cutoff=0.6)
-                if column.casefold() in _SYNONYMS and _SYNONYMS[column.casefold()] in self._data:
-                    close.insert(0, _SYNONYMS[column.casefold()])
-                if close:
-                    hint = f" (did you mean {', '.join(map(repr, dict.fromkeys(close)))}?)"
-        raise KeyError(f"no column {show(column)}{hint}; columns: {', '.join(self._data)}")
+        first = [by_header[column]] if isinstance(column, str) and column in by_header else []
+        if isinstance(column, str) and _SYNONYMS.get(column.casefold()) in self._data:
+            first.append(_SYNONYMS[column.casefold()])
+        close = close_matches(column, self._data) if isinstance(column, str) else []
+        raise unknown_name("column", column, self._data, error=KeyError,
+                           suggestions=first + close)
 
     @property
     def rows(self) -> list[dict[str, Any]]:

@@ -22,11 +22,11 @@ from typing import Any, Callable, Sequence
 import sympy
 
 from .. import renderers
-from ..model.linear import BreakdownPieces, Linear
+from ..model.layer import BreakdownPieces, Linear
 from ..model.term import Term
 from ..solve.result import BreakEven, BreakEvenPieces
 from ..validate import InputTypeError, show
-from .printer import _float_tex, _tt, equalities, latex, named_totals, star
+from .printer import float_tex, tt, equalities, latex, named_totals, star
 from .printer import latex as _latex
 
 __all__ = ["breakdown", "breakeven_latex", "term_name"]
@@ -97,7 +97,7 @@ def write_breakdown(p: BreakdownPieces, *, digits: int | None = None) -> str:
     for side in ("baseline", "lowp"):
         lines += _sum_lines(nm[f"{side}_time"], [latex(t.time) for t in side_terms(p, side)])
     for k, (label, terms) in enumerate(definitions(p)):
-        lines.append(rf"&\text{{{'where, ' * (k == 0)}{_tt(label)}:}}")
+        lines.append(rf"&\text{{{'where, ' * (k == 0)}{tt(label)}:}}")
         lines += [rf"{latex(t.time)} &= {latex(t.expr, digits=digits)}" for t in terms]
     return _aligned(lines)
 
@@ -138,7 +138,7 @@ def _condition_rows(p: BreakEvenPieces,
             groups.setdefault(what, []).append(detail)
         text = "; ".join(f"{what} {', '.join(details)}" for what, details in groups.items())
         which = terms[-1][2]
-        label = _tt(text) + ": " + _tt(which).replace(" >= ", r" $\geq$ ")
+        label = tt(text) + ": " + tt(which).replace(" >= ", r" $\geq$ ")
         out.append(rf"{lhs} \geq {rhs} & \text{{{label}}}")
     return out
 
@@ -169,10 +169,10 @@ def write_breakeven(p: BreakEvenPieces, *, conditions: bool = True,
                 rf"\text{{never}} & \text{{if }} a = 0 \end{{cases}}")
         else:
             lines.append(r"\text{low precision faster} &\iff T_{\mathrm{bf16}}("
-                         + v + r") > T_{\mathrm{" + _tt(p.lowp_label) + "}}("
+                         + v + r") > T_{\mathrm{" + tt(p.lowp_label) + "}}("
                          + v + ")")
         if p.regime:
-            lines.append(rf"&\text{{in the regime }} \text{{{_tt(p.regime)}}}")
+            lines.append(rf"&\text{{in the regime }} \text{{{tt(p.regime)}}}")
         if conditions:
             rows = _condition_rows(p, latex)
             if rows:
@@ -181,22 +181,22 @@ def write_breakeven(p: BreakEvenPieces, *, conditions: bool = True,
         return _aligned(lines)
 
     for value, words in p.roots:
-        lines.append(rf"{vs} &\approx {_float_tex(value)} && \text{{{_tt(words)}}}")
+        lines.append(rf"{vs} &\approx {float_tex(value)} && \text{{{tt(words)}}}")
     if not p.roots:
         lines.append(rf"&\text{{no break-even point in }} {v} > 0")
     for value in p.steps:
-        lines.append(rf"&\text{{step at }} {v} = {_float_tex(value)} && "
+        lines.append(rf"&\text{{step at }} {v} = {float_tex(value)} && "
                      r"\text{block-scale count steps: no equal times}")
     pieces = []
     for lo, hi, kind in p.outcomes:
         if lo == 0 and hi == math.inf:
             cond = rf"\text{{for all }} {v} > 0"
         elif lo == 0:
-            cond = rf"\text{{if }} {v} < {_float_tex(hi)}"
+            cond = rf"\text{{if }} {v} < {float_tex(hi)}"
         elif hi == math.inf:
-            cond = rf"\text{{if }} {v} > {_float_tex(lo)}"
+            cond = rf"\text{{if }} {v} > {float_tex(lo)}"
         else:
-            cond = rf"\text{{if }} {_float_tex(lo)} < {v} < {_float_tex(hi)}"
+            cond = rf"\text{{if }} {float_tex(lo)} < {v} < {float_tex(hi)}"
         pieces.append(rf"\text{{{kind}}} & {cond}")
     lines.append(r"\text{low precision is} &\begin{cases} " + r" \\ ".join(pieces)
                  + r" \end{cases}")

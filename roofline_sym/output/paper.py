@@ -26,13 +26,13 @@ import sympy
 
 from .. import renderers
 from .. import symbols as S
-from ..model.linear import BreakdownPieces
+from ..model.layer import BreakdownPieces
 from ..model.term_time import TermTime
 from ..solve.result import BreakEvenPieces
 from ..validate import expression
 from .blocks import definitions, side_terms
 from .layout import Block, measure, width_pt
-from .printer import (ExpressionPieces, _float_tex, _name_parts, _Printer, _shape_degree, _tt,
+from .printer import (ExpressionPieces, float_tex, name_parts, Printer, shape_degree, tt,
                       equalities, model_pieces, named_totals, rounded, star)
 from .printer import latex as inline_latex
 
@@ -142,7 +142,7 @@ class _Layout:
         self.candidates = [(e, t) for e, t in names if e != 0]
         # shared by the passes of one block: a symbol's name never changes
         self.symbol_names: dict[sympy.Symbol, str] = {} if symbol_names is None else symbol_names
-        self.printer = _Printer({"symbol_names": self.symbol_names}, rank, digits=digits)
+        self.printer = Printer({"symbol_names": self.symbol_names}, rank, digits=digits)
         self.pending: list[tuple[str, sympy.Expr]] = []
         self.defined: dict[sympy.Expr, str] = {}
         self.count = 0
@@ -228,7 +228,7 @@ class _Layout:
 
     def _function(self, expr: sympy.Max | sympy.Min, avail: float) -> list[str]:
         op = r"\max" if isinstance(expr, sympy.Max) else r"\min"
-        args = sorted(expr.args, key=lambda a: (-_shape_degree(a), sympy.default_sort_key(a)))
+        args = sorted(expr.args, key=lambda a: (-shape_degree(a), sympy.default_sort_key(a)))
         texs = [self.tex(a) for a in args]
         big = "bigg" if any(r"\frac" in t for t in texs) else "big"
         out = []
@@ -416,7 +416,7 @@ def expression_block(expr: Any, width: Any = r"\columnwidth", *, digits: int | N
     def build(lay: _Layout, block: Block) -> None:
         # the model's totals as names (never the whole expression), defined below
         named = [(e, sympy.Dummy("total", positive=True)) for e, _ in totals]
-        body = _name_parts(expr, named)
+        body = name_parts(expr, named)
         for (e, _), (_, sym) in zip(totals, named):
             if body.has(sym):
                 lay.symbol_names[sym] = lay.name(e)  # the total's own name, defined below
@@ -448,7 +448,7 @@ def breakdown_block(p: BreakdownPieces, width: Any = r"\columnwidth", *,
             lay.rows(block, nm[f"{side}_time"], "=",
                      sympy.Add(*names, evaluate=False) if names else sympy.Integer(0))
         for k, (label, terms) in enumerate(definitions(p)):
-            block.text(("where, " if k == 0 else "") + _tt(label) + ":")
+            block.text(("where, " if k == 0 else "") + tt(label) + ":")
             lay.said_where = True
             lay.terms(block, [t.time for t in terms], intro="")
 
@@ -467,7 +467,7 @@ def _cases(p: BreakEvenPieces, v: str, d: int) -> tuple[list[str], list[str]]:
     """Where low precision is faster, slower or equal: ``cases`` rows, and words."""
     rows, words = [], []
     for lo, hi, kind in p.outcomes:
-        lo_t, hi_t = (_float_tex(lo, d, short=True), _float_tex(hi, d, short=True))
+        lo_t, hi_t = (float_tex(lo, d, short=True), float_tex(hi, d, short=True))
         if lo == 0 and hi == math.inf:
             where, said = rf"\text{{for all }} {v} > 0", f"for all ${v} > 0$"
         elif lo == 0:
@@ -493,12 +493,12 @@ def _numeric(p: BreakEvenPieces, width: Any, d: int) -> str:
         widest = max(lay.w(c.replace("&", r"\quad")) for c in cases) + 12
         as_cases = lay.lhs_col + 13.34 + widest <= lay.width
         for k, (value, regime) in enumerate(p.roots):
-            rhs = rf"\approx {_float_tex(value, d, short=True)}"
+            rhs = rf"\approx {float_tex(value, d, short=True)}"
             at = rf" \qquad ({ctx})" if ctx and k == 0 else ""
             fits = lay.lhs_col + lay.w(rhs + at) <= lay.width
             block.row(rf"{vs} &{rhs}{at if fits else ''}")
             said = f"at ${ctx}$; " if ctx and k == 0 and not fits else ""
-            block.text(r"{\small " + said + f"regime at ${vs}$: " + _tt(regime) + "}")
+            block.text(r"{\small " + said + f"regime at ${vs}$: " + tt(regime) + "}")
         if as_cases:
             block.row(rf"{label} &\begin{{cases}} " + r" \\ ".join(cases) + r" \end{cases}")
         else:
@@ -525,7 +525,7 @@ def _symbolic(p: BreakEvenPieces, width: Any, d: int, conditions: bool) -> str:
         a = _sym(lay, "a")
         if closed is None:
             block.row(rf"&\text{{low precision faster}} \iff T_{{\mathrm{{bf16}}}}({v}) "
-                      rf"> T_{{\mathrm{{{_tt(p.lowp_label)}}}}}({v})")
+                      rf"> T_{{\mathrm{{{tt(p.lowp_label)}}}}}({v})")
         elif slope is not None and bound:
             # one fraction, denominator monic: 792.4 (K N + 2.312e6) / (K N - 594.3 (K + N))
             num, den = sympy.fraction(sympy.cancel(sympy.together(closed)))
@@ -552,7 +552,7 @@ def _symbolic(p: BreakEvenPieces, width: Any, d: int, conditions: bool) -> str:
         if p.aligned:
             block.text("(Block-scale floors taken on block-aligned shapes.)")
         if p.regime:
-            block.text(r"{\small Regime: " + _tt(p.regime)
+            block.text(r"{\small Regime: " + tt(p.regime)
                        + ("; valid while:}" if conditions and p.conditions else ".}"))
         if not conditions:
             return
@@ -564,8 +564,8 @@ def _symbolic(p: BreakEvenPieces, width: Any, d: int, conditions: bool) -> str:
             for what, detail, _ in terms:
                 groups.setdefault(what, []).append(detail)
             text = "; ".join(f"{what} {', '.join(ds)}" for what, ds in groups.items())
-            which = _tt(terms[-1][2]).replace(" >= ", r" $\geq$ ")
-            block.text(r"{\small " + _tt(text) + ": " + which + "}")
+            which = tt(terms[-1][2]).replace(" >= ", r" $\geq$ ")
+            block.text(r"{\small " + tt(text) + ": " + which + "}")
             lay.rows(block, None, "", sympy.Ge(lhs, rhs, evaluate=False))
 
     return _fit(width, d, [], [vs, "a", "b"], build)

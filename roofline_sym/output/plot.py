@@ -40,7 +40,7 @@ from .. import symbols as S
 from ..devices import Hardware
 from ..model.gemm import Gemm
 from ..model.elasticity import sensitivity
-from ..model.linear import Linear, with_hardware
+from ..model.layer import Linear, with_hardware
 from ..model.presets import describe_models
 from ..model.recipes import gemm_dims, tensor_dims
 from ..model.term import Regime

@@ -29,7 +29,7 @@ from sympy.printing.latex import LatexPrinter
 
 from .. import renderers
 from .. import symbols as S
-from ..model.linear import BreakdownPieces
+from ..model.layer import BreakdownPieces
 from ..model.term_time import TermTime, tex_text
 from ..validate import InputTypeError, expression, show
 
@@ -50,18 +50,18 @@ def _int_tex(n: int, round_to: int | None = None) -> str:
     sign, digits = ("- " if n < 0 else ""), str(abs(n))
     stripped = digits.rstrip("0")
     if round_to is not None and len(digits) > 6 and len(stripped) > round_to:
-        return sign + _float_tex(float(abs(n)), round_to)
+        return sign + float_tex(float(abs(n)), round_to)
     if len(digits) < 6 or len(digits) - len(stripped) < 3:
         return f"{sign}{digits}"
     if len(stripped) > 7:  # a product of measured numbers: seven digits say all they know
-        return sign + _float_tex(float(abs(n)), 6)
+        return sign + float_tex(float(abs(n)), 6)
     exp = len(digits) - 1
     mantissa = stripped[0] + (f".{stripped[1:]}" if len(stripped) > 1 else "")
     power = f"10^{{{exp}}}"
     return f"{sign}{power}" if mantissa == "1" else f"{sign}{mantissa} \\cdot {power}"
 
 
-def _float_tex(value: float, digits: int = 6, short: bool = False) -> str:
+def float_tex(value: float, digits: int = 6, short: bool = False) -> str:
     """A float at ``digits`` significant digits, powers of ten written out;
     ``short``: a power of ten below 0.1 and from 10**6 on (``0.0125`` as
     ``1.25 \\cdot 10^{-2}``), so no number shows more than ``digits`` digits."""
@@ -99,28 +99,28 @@ def rounded(expr: sympy.Expr) -> sympy.Expr:
 
 
 # -- the printer ---------------------------------------------------------------
-def _shape_degree(expr: sympy.Basic) -> int:
+def shape_degree(expr: sympy.Basic) -> int:
     """Total degree in the shape symbols of the largest monomial (roughly)."""
     if expr in _SHAPES:
         return 1
     if expr.is_Pow:
         base, exp = expr.args
-        return _shape_degree(base) * int(exp) if exp.is_Integer else _shape_degree(base)
+        return shape_degree(base) * int(exp) if exp.is_Integer else shape_degree(base)
     if expr.is_Mul:
-        return sum(_shape_degree(a) for a in expr.args)
+        return sum(shape_degree(a) for a in expr.args)
     if not expr.args:
         return 0
-    return max(_shape_degree(a) for a in expr.args)
+    return max(shape_degree(a) for a in expr.args)
 
 
 def _is_gemm_like(expr: sympy.Basic) -> bool:
     """A GEMM time: has a peak symbol, or a K*M*N monomial once bound."""
     if any(str(s).startswith("P_") and S.is_hardware_symbol(s) for s in expr.free_symbols):
         return True
-    return _shape_degree(expr) >= 3
+    return shape_degree(expr) >= 3
 
 
-class _Printer(LatexPrinter):  # type: ignore[misc]  # SymPy is untyped: LatexPrinter is Any
+class Printer(LatexPrinter):  # type: ignore[misc]  # SymPy is untyped: LatexPrinter is Any
     """SymPy's LaTeX printer with exact readable numbers and model-aware order."""
 
     def __init__(self, settings: Mapping[str, Any] | None = None,
@@ -142,8 +142,8 @@ class _Printer(LatexPrinter):  # type: ignore[misc]  # SymPy is untyped: LatexPr
 
     def _print_Float(self, expr: sympy.Float) -> str:
         if self._digits is None:
-            return _float_tex(float(expr))
-        return _float_tex(float(expr), self._digits, short=True)
+            return float_tex(float(expr))
+        return float_tex(float(expr), self._digits, short=True)
 
     def _group(self, term: sympy.Basic) -> tuple[int, Any]:
         # a named total (a ranked symbol), or a term (a ranked TermTime, alone or
@@ -168,22 +168,22 @@ class _Printer(LatexPrinter):  # type: ignore[misc]  # SymPy is untyped: LatexPr
 
     def _print_Max(self, expr: sympy.Max, exp: str | None = None) -> str:
         # compute piece (degree 3 in shapes) first, then memory, then launch
-        args = sorted(expr.args, key=lambda a: (-_shape_degree(a), default_sort_key(a)))
+        args = sorted(expr.args, key=lambda a: (-shape_degree(a), default_sort_key(a)))
         tex = r"\max\left(%s\right)" % ", ".join(self._print(a) for a in args)
         return rf"{tex}^{{{exp}}}" if exp is not None else tex
 
     def _print_Min(self, expr: sympy.Min, exp: str | None = None) -> str:
-        args = sorted(expr.args, key=lambda a: (-_shape_degree(a), default_sort_key(a)))
+        args = sorted(expr.args, key=lambda a: (-shape_degree(a), default_sort_key(a)))
         tex = r"\min\left(%s\right)" % ", ".join(self._print(a) for a in args)
         return rf"{tex}^{{{exp}}}" if exp is not None else tex
 
 
 # -- named sub-expressions -------------------------------------------------------
-_tt = tex_text  # text for \mathrm{} and \text{}, escaped
+tt = tex_text  # text for \mathrm{} and \text{}, escaped
 
 
 def _rm(text: str) -> str:
-    return rf"\mathrm{{{_tt(text)}}}"
+    return rf"\mathrm{{{tt(text)}}}"
 
 
 def named_totals(pieces: BreakdownPieces) -> list[tuple[str, sympy.Expr, str]]:
@@ -224,7 +224,7 @@ def model_pieces(model: Any) -> BreakdownPieces:
     return pieces
 
 
-def _name_parts(expr: sympy.Expr,
+def name_parts(expr: sympy.Expr,
                 table: Sequence[tuple[sympy.Expr, sympy.Symbol]]) -> sympy.Expr:
     """Replace whole sub-expressions, or sub-sums of an ``Add``, by named symbols.
 
@@ -328,9 +328,9 @@ def latex(expr: Any, *, model: Any = None,
             rank[sym] = i
         # the terms in the model's order, after its totals
         rank.update({t.time: len(rank) + j for j, t in enumerate(pieces.terms)})
-        expr = _name_parts(expr, placeholders)
+        expr = name_parts(expr, placeholders)
     symnames.update(symbol_names or {})
-    printer = _Printer({"symbol_names": symnames}, rank, digits)
+    printer = Printer({"symbol_names": symnames}, rank, digits)
     out: str = printer.doprint(expr)
     return out
 

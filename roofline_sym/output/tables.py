@@ -12,7 +12,7 @@ import numpy as np
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from ..devices import Hardware, hardware
-from ..model.linear import Linear, linear
+from ..model.layer import Linear, linear
 from ..model.presets import describe, describe_models, options
 from ..model.recipes import list_recipes
 from ..model.term import RegimeSummary
@@ -20,7 +20,7 @@ from ..solve.piecewise import NumericBreakEven
 from ..solve.result import BreakEven
 from ..solve.solver import breakeven
 from ..validate import InputTypeError, choice, items, show
-from .printer import _tt, equalities, latex, star
+from .printer import tt, equalities, latex, star
 
 __all__ = ["Row", "breakeven_table", "breakeven_rows", "overview"]
 
@@ -166,7 +166,7 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "long") -
     rows = _rows(results)
     if not rows:
         raise ValueError("no results to tabulate")
-    esc = _tt if fmt == "latex" else _escape_md
+    esc = tt if fmt == "latex" else _escape_md
     na = "n/a"
     solved = [r.result for r in rows if r.result is not None]
     variables = {be.variable for be in solved}
@@ -231,7 +231,7 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "long") -
     if note:
         # two options a line, so the note does not widen a narrow table
         parts = note.split(", ")
-        lines = r" \\ ".join(_tt(", ".join(parts[i:i + 2])) for i in range(0, len(parts), 2))
+        lines = r" \\ ".join(tt(", ".join(parts[i:i + 2])) for i in range(0, len(parts), 2))
         out.append(rf"\multicolumn{{{len(align)}}}{{@{{}}l}}{{\footnotesize"
                    rf"\begin{{tabular}}[t]{{@{{}}l@{{}}}}{lines}\end{{tabular}}}}")
     out.append(r"\end{tabular}")

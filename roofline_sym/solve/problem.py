@@ -21,7 +21,7 @@ from typing import Mapping
 import sympy
 
 from .. import symbols as S
-from ..model.linear import Linear
+from ..model.layer import Linear
 from ..model.term import Term
 
 __all__ = ["Problem", "Pieces", "step_atoms"]

@@ -17,7 +17,7 @@ import sympy
 
 from .. import renderers
 from .. import symbols as S
-from ..model.linear import Linear
+from ..model.layer import Linear
 from ..model.term import RegimeSummary
 from .inputs import fixed_values
 

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from .. import symbols as S
 from ..devices import hardware as lookup_hardware
-from ..model.linear import Linear
+from ..model.layer import Linear
 from ..validate import InputTypeError, show
 from .closed_form import SymbolicBreakEven, solve
 from .inputs import SHAPES, fixed_values, ray, variable

@@ -23,12 +23,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import sympy
 
-from .. import symbols as S
-from ..model.formats import element
-from ..model.linear import Linear, linear
-from ..model.recipes import gemm_dims, recipe, tensor_dims
+from ... import symbols as S
+from ...model.formats import element
+from ...model.layer import Linear, linear
+from ...model.recipes import gemm_dims, recipe, tensor_dims
 # the time of a row is the model's roofline, numerically
-from ..model.term import Term, TermId, Work, roofline_times as model_times
+from ...model.term import Term, TermId, Work, roofline_times as model_times
+from ...validate import unknown_name
 
 __all__ = [
     "GEMM_NAMES",
@@ -138,13 +139,14 @@ def _cost(component: str) -> tuple[str, Callable[..., list[np.ndarray | float]]]
 def _parts(component: str) -> tuple[str, ...]:
     """A component's name in parts: ``("gemm", kind, gemm)``, ``("cast", recipe,
     role, kernel)`` or ``("micro", name)``; read once per name."""
-    _check_component(component)
+    check_component(component)
     return tuple(component.split("."))
 
 
-def _check_component(component: str) -> None:
+def check_component(component: str, where: str = "") -> None:
+    """A ValueError naming the close matches unless ``component`` is one of ``COMPONENTS``."""
     if component not in _COMPONENT_SET:
-        raise ValueError(f"unknown component {component!r}; known: {', '.join(COMPONENTS)}")
+        raise unknown_name("component", component, COMPONENTS, where=where)
 
 
 def costs(components: Sequence[str] | np.ndarray, M: Any, K: Any, N: Any
@@ -184,7 +186,7 @@ class Case:
     shape_set: str = ""
 
     def __post_init__(self) -> None:
-        _check_component(self.component)
+        check_component(self.component)
         for name in ("M", "K", "N"):
             value = getattr(self, name)
             if isinstance(value, bool) or not float(value).is_integer() or value <= 0:

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..devices import (Hardware, MissingHardwareValueError, hardware as get_hardware,
                        list_hardware)
-from ..model.linear import OUTPUTS, Linear, linear
+from ..model.layer import OUTPUTS, Linear, linear
 from ..model.presets import describe_models, grouped_options, options as get_options
 from ..model.recipes import list_recipes
 from ..model.term import REGIMES

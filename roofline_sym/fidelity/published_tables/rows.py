@@ -7,7 +7,7 @@ builds and the hardware entry of the preset's dataset.  ``predict`` groups
 the rows by model and evaluates each group at once.  The measured column is
 never read.
 
->>> from roofline_sym.harness.speedup_tables import read
+>>> from roofline_sym.fidelity.published_tables.speedup_table import read
 >>> t = read([{"gpu": "h100", "recipe": "rowwise", "mode": "training",
 ...            "workload": "ln-linear-sigmoid", "M": 16384, "K": 8192, "N": 8192}])
 >>> float(predict(t)[0]) > 1
@@ -16,18 +16,18 @@ True
 
 from __future__ import annotations
 
-import difflib
 from functools import cache
 from typing import Any
 
 import numpy as np
 
-from ..devices import Hardware, UnknownHardwareError, hardware
-from ..model.linear import Linear, linear
-from ..model.presets import PRESETS
-from ..model.recipes import list_recipes
-from ..model.workloads import WORKLOADS
-from .speedup_tables import SpeedupTable, read
+from ...devices import Hardware, UnknownHardwareError, hardware
+from ...model.layer import Linear, linear
+from ...model.presets import PRESETS
+from ...model.recipes import list_recipes
+from ...model.workloads import WORKLOADS
+from ...validate import unknown_name
+from .speedup_table import SpeedupTable, read
 
 __all__ = ["predict", "row_model", "row_gpu", "row_family", "predictable", "GPU_KEYS",
            "UnsupportedRowError"]
@@ -93,10 +93,7 @@ def row_model(table: SpeedupTable, i: int, preset: str = "default") -> Linear:
     if np.isnan([table.M[i], table.K[i], table.N[i]]).any():
         raise UnsupportedRowError(f"{where}: M, K and N are needed for a prediction")
     if workload not in WORKLOADS:
-        close = difflib.get_close_matches(workload, WORKLOADS, n=3)
-        hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise ValueError(f"{where}, column 'workload': unknown workload {workload!r}{hint} "
-                         f"(known: {', '.join(WORKLOADS)})")
+        raise unknown_name("workload", workload, WORKLOADS, where=f"{where}, column 'workload': ")
     mode, recipe = str(table.mode[i]), str(table.recipe[i])
     try:
         model = _model(recipe, mode, workload, int(table.groups[i]), preset,
@@ -104,10 +101,8 @@ def row_model(table: SpeedupTable, i: int, preset: str = "default") -> Linear:
     except (ValueError, TypeError) as exc:
         if "recipe" in str(exc) and recipe not in list_recipes(mode) and mode in (
                 "training", "inference"):
-            close = difflib.get_close_matches(recipe, list_recipes(mode), n=3)
-            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-            raise ValueError(f"{where}, column 'recipe': unknown {mode} recipe "
-                             f"{recipe!r}{hint}") from None
+            raise unknown_name(f"{mode} recipe", recipe, list_recipes(mode),
+                               where=f"{where}, column 'recipe': ") from None
         raise ValueError(f"{where}: {exc}") from None
     try:
         gpu = row_gpu(str(table.gpu[i]), PRESETS[preset].dataset)

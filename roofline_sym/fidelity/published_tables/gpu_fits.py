@@ -21,15 +21,15 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .. import symbols as S
-from ..devices import Hardware, hardware, list_hardware
-from ..devices.toml_io import parse, tomllib
-from ..devices import implementations as impls
-from ..devices.entry import fixed_time_prior
-from .kernel_tables import GemmRows, gemm_rows
-from .speedup_fit import FIXED_LIMIT, RATE_LIMIT, SpeedupFit, fit_speedups
-from .speedup_tables import SpeedupTable, published
-from .speedups import predictable
+from ... import symbols as S
+from ...devices import Hardware, hardware, list_hardware
+from ...devices.toml_io import parse, tomllib
+from ...devices import implementations as impls
+from ...devices.entry import fixed_time_prior
+from .gemm_kernels import GemmRows, gemm_rows
+from .joint_fit import FIXED_LIMIT, RATE_LIMIT, SpeedupFit, fit_speedups
+from .speedup_table import SpeedupTable, published
+from .rows import predictable
 
 __all__ = ["Spec", "SPECS", "SUPERSEDED", "BEST_SHAPE", "rows", "scored", "kernel_rows", "fit",
            "prior_entry", "unfitted",

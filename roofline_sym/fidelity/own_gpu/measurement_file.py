@@ -26,9 +26,9 @@ from typing import Any, Iterable, Mapping, TextIO, cast
 
 import numpy as np
 
-from ..validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, check_size, has_control,
-                        label as file_label, parse_number, read_text, show, unknown_name)
-from .components import _COMPONENT_SET, COMPONENTS, Case, costs
+from ...validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, check_size, has_control,
+                        label as file_label, parse_number, read_text, show)
+from .components import Case, check_component, costs
 
 __all__ = [
     "SYNTHETIC_GPU",
@@ -282,9 +282,7 @@ def parse_csv(text: str, source: str = "<memory>") -> Measurements:
         if "schema" in row and row["schema"] != str(SCHEMA):
             raise ValueError(f"{where}, column 'schema': {row['schema']!r} is not a supported "
                              f"schema (this roofline_sym reads schema {SCHEMA})")
-        if row["component"] not in _COMPONENT_SET:
-            raise unknown_name("component", row["component"], COMPONENTS,
-                               where=f"{where}, column 'component': ")
+        check_component(row["component"], where=f"{where}, column 'component': ")
         for c, rule in NUMERIC_COLUMNS.items():
             if c in row and (row[c] or c in REQUIRED_COLUMNS):
                 parse_number(row[c], f"{where}, column {c!r}", integer=rule.integer,

@@ -20,15 +20,15 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ..devices import Hardware
-from ..devices import implementations as impls
-from ..numeric.table import Table
-from . import calibrations
-from .kernel_tables import GemmRows, gemm_rows
-from .speedup_fit import SpeedupFit, errors, predict_rows
-from .speedup_tables import COLUMN_ARRAYS, SpeedupTable, published
+from ...devices import Hardware
+from ...devices import implementations as impls
+from ...numeric.table import Table
+from . import gpu_fits as calibrations
+from .gemm_kernels import GemmRows, gemm_rows
+from .joint_fit import SpeedupFit, errors, predict_rows
+from .speedup_table import COLUMN_ARRAYS, SpeedupTable, published
 from .intervals import WORKLOAD_CLASSES, RowClass, table_classes
-from .speedups import predict, row_family, row_gpu
+from .rows import predict, row_family, row_gpu
 
 __all__ = ["CrossValidation", "leave_one_source_out", "scored_rows"]
 

@@ -7,7 +7,7 @@ kernels' x**2 bytes vanish against the GEMMs' x**3 FLOPs: the speedup tends
 to the ratio of the GEMM rates.  Both are formulas in hardware symbols, for
 a paper's "small- and large-shape limits"; a bound model gives numbers.
 
->>> from roofline_sym.model.linear import linear
+>>> from roofline_sym.model.layer import linear
 >>> lim = limits(linear("rowwise", mode="inference", workload="gemm"))
 >>> lim.large
 P_fp8*eta_fp8*kappa_rowwise/(P_bf16*eta_bf16)
@@ -25,7 +25,7 @@ import sympy
 from .. import symbols as S
 
 if TYPE_CHECKING:  # a type only: linear imports this module's callers
-    from .linear import Linear
+    from .layer import Linear
 
 __all__ = ["Limits", "limits"]
 
@@ -71,7 +71,7 @@ def _leading(terms: list[tuple[tuple[str, sympy.Expr], ...]]) -> sympy.Expr:
 def limits(model: "Linear") -> Limits:
     """The small- and large-shape limits of ``model``'s speedup.
 
-    >>> from roofline_sym.model.linear import linear
+    >>> from roofline_sym.model.layer import linear
     >>> small, large = limits(linear("tensorwise", mode="inference", workload="gemm").on("h100"))
     >>> float(small) <= 1.1, 1.9 < float(large) < 2.3
     (True, True)

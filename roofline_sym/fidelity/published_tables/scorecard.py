@@ -23,11 +23,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..output import plot as figures
-from . import calibrations
-from .speedup_fit import errors
-from .speedup_tables import SpeedupTable, published, read
-from .speedups import predict, predictable, row_model, unbound_row_model
+from ...output import plot as figures
+from . import gpu_fits as calibrations
+from .joint_fit import errors
+from .speedup_table import SpeedupTable, published, read
+from .rows import predict, predictable, row_model, unbound_row_model
 
 __all__ = ["SpeedupReport", "report", "Split", "SPLITS", "heldout", "PRESETS"]
 

@@ -17,7 +17,7 @@ what makes small GEMMs slower than the roofline (torchao: about 2x below
 ``gemm_fixed_s`` (the dtype's GEMM class); ``Calibration.evaluate`` binds
 it to a default-preset model, which prices GEMMs the same way.
 
->>> from roofline_sym.measure import grid
+>>> from roofline_sym.fidelity.own_gpu.timing import grid
 >>> truth = {"eta_bf16": 0.75, "eta_fp8": 0.62, "eta_mem": 0.85, "t_launch": 3e-6}
 >>> meas = synthesize("h200", grid("quick"), truth, noise=0.0)
 >>> cal = fit(meas, "h200")
@@ -40,16 +40,16 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .. import symbols as S
-from ..devices import Hardware, hardware as lookup_hardware, load_hardware
-from ..devices.toml_io import (TOML_FIELDS, cited_sources, hardware_toml, toml_fields,
+from ... import symbols as S
+from ...devices import Hardware, hardware as lookup_hardware, load_hardware
+from ...devices.toml_io import (TOML_FIELDS, cited_sources, hardware_toml, toml_fields,
                                 write_hardware)
-from ..model.linear import Linear
-from ..model.term import roofline_piece_times
+from ...model.layer import Linear
+from ...model.term import roofline_piece_times
 from .components import Case, model_times
-from .measure import RepeatPolicy, grid, run
-from .speedup_fit import fit_speedups
-from .measurements import SYNTHETIC_GPU, Measurements, parse_csv, read_csv, write_csv
+from .timing import RepeatPolicy, grid, run
+from ..published_tables.joint_fit import fit_speedups
+from .measurement_file import SYNTHETIC_GPU, Measurements, parse_csv, read_csv, write_csv
 
 __all__ = ["Calibration", "fit", "fit_speedups", "synthesize", "hardware_values",
            "resolve_hardware"]

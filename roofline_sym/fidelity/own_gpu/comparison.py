@@ -13,8 +13,8 @@ unfused casts) with the model's.  Errors are summarised per component and
 regime (the regime the model puts the component in at that shape), before
 calibration (a dataset entry) and after (fitted to the same file, or given).
 
->>> from roofline_sym.calibrate import synthesize
->>> from roofline_sym.measure import grid
+>>> from roofline_sym.fidelity.own_gpu.hardware_fit import synthesize
+>>> from roofline_sym.fidelity.own_gpu.timing import grid
 >>> meas = synthesize("h200", grid("quick"), {"eta_fp8": 0.6}, noise=0.0)
 >>> rep = report(meas, hardware="h200")
 >>> rep.synthetic, round(rep.calibration.values["eta_fp8"], 3)
@@ -36,20 +36,20 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..devices import Hardware
-from ..devices.toml_io import writable_path
-from ..model.linear import linear
-from ..output import plot as figures
-from .calibrate import Calibration, fit, hardware_values, resolve_hardware
-from .speedup_report import heldout
-from .speedup_report import report as published_report
-from .speedup_tables import SpeedupTable, published
-from .speedup_tables import read as read_speedups
-from .cross_validation import leave_one_source_out
-from .intervals import band, breakeven_range, speedup_band, table_classes
-from .speedups import predict as _predict_table
+from ...devices import Hardware
+from ...devices.toml_io import writable_path
+from ...model.layer import linear
+from ...output import plot as figures
+from .hardware_fit import Calibration, fit, hardware_values, resolve_hardware
+from ..published_tables.scorecard import heldout
+from ..published_tables.scorecard import report as published_report
+from ..published_tables.speedup_table import SpeedupTable, published
+from ..published_tables.speedup_table import read as read_speedups
+from ..published_tables.cross_validation import leave_one_source_out
+from ..published_tables.intervals import band, breakeven_range, speedup_band, table_classes
+from ..published_tables.rows import predict as _predict_table
 from .components import CAST_RECIPES, COMPONENTS, GEMM_NAMES, model_times
-from .measurements import Measurements, read_csv
+from .measurement_file import Measurements, read_csv
 
 __all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components",
            "predict_speedups", "published", "published_report", "heldout", "SpeedupTable",

@@ -35,8 +35,8 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ..devices.implementations import check_implementation
-from ..validate import SHAPE_MAX, parse_number
+from ...devices.implementations import check_implementation
+from ...validate import SHAPE_MAX, parse_number
 
 __all__ = ["COLUMNS", "COLUMN_ARRAYS", "REQUIRED", "SpeedupTable", "read", "published", "published_path",
            "kernels_path"]

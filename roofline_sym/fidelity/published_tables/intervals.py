@@ -29,12 +29,12 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from ..devices import Hardware
-from ..model.linear import Linear
-from ..devices import implementations as impls
-from . import calibrations
-from .speedup_tables import SpeedupTable, kernels_path
-from .speedups import row_family, row_gpu
+from ...devices import Hardware
+from ...model.layer import Linear
+from ...devices import implementations as impls
+from . import gpu_fits as calibrations
+from .speedup_table import SpeedupTable, kernels_path
+from .rows import row_family, row_gpu
 
 __all__ = ["RowClass", "row_class", "table_classes", "model_class", "band", "speedup_band", "breakeven_range",
            "residuals_path", "write_residuals", "MIN_ROWS", "WORKLOAD_CLASSES"]

@@ -34,15 +34,16 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..devices import hardware as lookup_hardware
-from ..numeric.shapes import shape_set
+from ...devices import hardware as lookup_hardware
+from ...numeric.shapes import shape_set
+from ...validate import unknown_name
 # the public names of components, measurements and measure_cuda are re-exported here
 from .components import (CAST_IMPLS, CAST_RECIPES, COMPONENTS, FAST_ACCUM, GEMM_KINDS,
-                         GEMM_NAMES, MICRO, Case, _check_component, costs, model_term,
+                         GEMM_NAMES, MICRO, Case, check_component, costs, model_term,
                          model_times)
-from .measure_cuda import (CudaEventTimer, MeasureError, TorchOps, _clock_reader, _torch_cuda,
+from .cuda import (CudaEventTimer, MeasureError, TorchOps, clock_reader, torch_cuda,
                            torch_env)
-from .measurements import (COLUMNS, HEADER_LINE, REQUIRED_COLUMNS, SCHEMA, CsvWriter,
+from .measurement_file import (COLUMNS, HEADER_LINE, REQUIRED_COLUMNS, SCHEMA, CsvWriter,
                            Measurements, parse_csv, read_csv, write_csv)
 
 __all__ = [
@@ -95,7 +96,7 @@ def default_grid(cubes: Iterable[int] = CUBES, llama_tokens: Iterable[int] = LLA
     """
     layer_components = [c for c in (components or COMPONENTS) if not c.startswith("micro.")]
     for c in layer_components:
-        _check_component(c)
+        check_component(c)
     shapes: dict[tuple[int, int, int], tuple[list[str], list[str]]] = {}
 
     def add(mkn: tuple[int, int, int], shape_set: str, name: str) -> None:
@@ -137,7 +138,7 @@ def grid(name: str = "default") -> list[Case]:
     114
     """
     if name not in GRIDS:
-        raise ValueError(f"unknown grid {name!r}; known: {', '.join(GRIDS)}")
+        raise unknown_name("grid", name, GRIDS)
     return GRIDS[name]()
 
 
@@ -275,7 +276,7 @@ def measure(out: str | os.PathLike[str], grid_name: str | Iterable[Case] = "defa
     """
     torch: ModuleType | None = None
     if make_op is None or timer is None or env is None:
-        torch = _torch_cuda()
+        torch = torch_cuda()
     cases = grid(grid_name) if isinstance(grid_name, str) else list(grid_name)
     env = dict(env) if env is not None else torch_env(torch)
     say = progress or (lambda _: None)
@@ -284,7 +285,7 @@ def measure(out: str | os.PathLike[str], grid_name: str | Iterable[Case] = "defa
         f"CUDA {env.get('cuda', '?')}); estimate ~{est / 60:.1f} min on H100 SXM")
     make_op = make_op or TorchOps(torch, dynamic=dynamic)
     timer = timer or CudaEventTimer(torch)
-    clocks = _clock_reader(torch) if torch is not None else None
+    clocks = clock_reader(torch) if torch is not None else None
     flush = getattr(timer, "flush_bytes", None)
     started = time.perf_counter()
     out = Path(out)

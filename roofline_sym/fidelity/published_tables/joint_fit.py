@@ -11,7 +11,7 @@ rate or fixed time that GEMM-only data contradict.  The residual is
 the free numbers, each within its physical range.  The fitted entry cites,
 for every number it changed, the rows it was fitted to.
 
->>> from roofline_sym.harness.speedup_tables import published
+>>> from roofline_sym.fidelity.published_tables.speedup_table import published
 >>> t = published()
 >>> rows = t.select((t.source_id == "ao-infer-b200-r5"))
 >>> fit = fit_speedups(rows, "b200", ["eta_fp8", "t0_fp8_mx"])  # doctest: +SKIP
@@ -27,17 +27,17 @@ from typing import Any, Sequence
 import numpy as np
 import sympy
 
-from .. import symbols as S
-from ..devices import Hardware, hardware
-from ..devices import implementations as impls
-from ..devices.entry import fixed_time_prior
-from ..model.formats import element
-from ..model.gemm import Gemm
-from ..model.linear import Linear
-from ..model.term import Work, roofline_pieces
-from .kernel_tables import GemmRows
-from .speedup_tables import SpeedupTable, read
-from .speedups import predictable, unbound_row_model
+from ... import symbols as S
+from ...devices import Hardware, hardware
+from ...devices import implementations as impls
+from ...devices.entry import fixed_time_prior
+from ...model.formats import element
+from ...model.gemm import Gemm
+from ...model.layer import Linear
+from ...model.term import Work, roofline_pieces
+from .gemm_kernels import GemmRows
+from .speedup_table import SpeedupTable, read
+from .rows import predictable, unbound_row_model
 
 __all__ = ["SpeedupFit", "FittedNumber", "fit_speedups", "gemm_times", "predict_rows",
            "errors", "BOUNDS", "implementation_values"]

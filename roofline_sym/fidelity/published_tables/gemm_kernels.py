@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ..devices.implementations import check_implementation
-from .speedup_tables import kernels_path
+from ...devices.implementations import check_implementation
+from .speedup_table import kernels_path
 
 __all__ = ["GemmRows", "gemm_rows", "classify"]
 

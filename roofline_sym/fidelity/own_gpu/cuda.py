@@ -11,7 +11,7 @@ torch, a CUDA device or an fp8 GEMM is missing they raise ``MeasureError``.
 ...     torch_env()
 Traceback (most recent call last):
     ...
-roofline_sym.harness.measure_cuda.MeasureError: measuring needs torch with CUDA: pip install torch
+roofline_sym.fidelity.own_gpu.cuda.MeasureError: measuring needs torch with CUDA: pip install torch
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class MeasureError(RuntimeError):
 
 
 # -- the torch side: imported only here ------------------------------------------------
-def _torch_cuda() -> ModuleType:
+def torch_cuda() -> ModuleType:
     try:
         import torch
     except ImportError:
@@ -65,14 +65,14 @@ def _nvidia_smi_clocks() -> dict[str, float]:
 def torch_env(torch: Any = None) -> dict[str, str]:
     """GPU name (``torch.cuda.get_device_name()``), torch and CUDA versions.
 
-    Clocks are read separately (``_clock_reader``: torch, and nvidia-smi once)."""
-    torch = torch or _torch_cuda()
+    Clocks are read separately (``clock_reader``: torch, and nvidia-smi once)."""
+    torch = torch or torch_cuda()
     env = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "cuda": str(torch.version.cuda)}
     return env
 
 
-def _clock_reader(torch: Any) -> Callable[[], dict[str, float]]:
+def clock_reader(torch: Any) -> Callable[[], dict[str, float]]:
     """Reads the SM clock in MHz through ``torch.cuda.clock_rate()`` (which
     asks pynvml) when it can; the memory clock (and the SM clock otherwise)
     from nvidia-smi once at start."""
@@ -96,7 +96,7 @@ class CudaEventTimer:
 
     def __init__(self, torch: Any = None, flush_bytes: int | None = None,
                  sleep_cycles: int = 20_000):
-        self.torch = torch = torch or _torch_cuda()
+        self.torch = torch = torch or torch_cuda()
         l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or 50 * 2**20
         self.flush_bytes = int(flush_bytes or max(4 * l2, 256 * 2**20))
         self._flush = torch.empty(self.flush_bytes // 4, dtype=torch.int32, device="cuda")
@@ -189,7 +189,7 @@ class TorchOps:
 
     def __init__(self, torch: Any = None, device: str = "cuda", dynamic: bool = True,
                  compile: bool = True):
-        self.torch = torch or _torch_cuda()
+        self.torch = torch or torch_cuda()
         self.device = device
         self.dynamic = dynamic
         self.compile = compile  # False: run the casts eagerly (debugging, CPU tests)

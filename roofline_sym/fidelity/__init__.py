@@ -1,0 +1,21 @@
+"""How well the model predicts measurements: two pipelines.
+
+``published_tables`` holds the model to the speedups and GEMM kernel times
+that papers, pull requests and READMEs published (read, predict a row, the
+joint fit, the per-GPU fits behind the shipped data, cross-validation,
+prediction intervals, the scorecard).  ``own_gpu`` measures a GPU of one's
+own (the components timed, the shape grid, CUDA timing, the measurement
+file, the hardware fit, the comparison).  Nothing here loads at ``import
+roofline_sym``; ``rs.fidelity`` loads it on first use.
+"""
+
+from .own_gpu.comparison import (GOALS, Report, SpeedupTable, breakeven_range, cli,
+                                 composed_components, heldout, leave_one_source_out,
+                                 predict_speedups, published, published_report, read_speedups,
+                                 report, sample_path, speedup_band)
+from .published_tables.joint_fit import fit_speedups
+
+__all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components",
+           "predict_speedups", "published", "published_report", "heldout", "SpeedupTable",
+           "read_speedups", "leave_one_source_out", "breakeven_range", "speedup_band",
+           "fit_speedups"]
