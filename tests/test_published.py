@@ -336,8 +336,8 @@ def test_kernel_rows_without_fast_accumulation(tmp_path):
     # a per-tensor row timed with use_fast_accum=False is read as slow and priced
     # at kappa_accum_fp8 of the fast rate; a per-row one (a kernel torchao never
     # runs without fast accumulation) is left out; bf16 has no such flag
-    from roofline_sym.harness.kernel_tables import gemm_rows
-    from roofline_sym.harness.speedup_fit import gemm_times
+    from roofline_sym.fidelity.published_tables.gemm_kernels import gemm_rows
+    from roofline_sym.fidelity.published_tables.joint_fit import gemm_times
     path = tmp_path / "k.csv"
     head = ("source_id,gpu,kernel,dtype,M,K,N,elements,achieved_tflops,achieved_tb_per_s,"
             "implementation,notes\n")

@@ -298,8 +298,9 @@ def _sig(value: float) -> float:
 _WRITTEN = ("gemm_efficiency", "scaling_efficiency", "grouped_efficiency",
             "accumulation_efficiency", "kernel_efficiency",
             "gemm_fixed_s", "kernel_fixed_s")
-_CITE = "PUB; fitted jointly to {rows} measured speedups and {kernels} GEMM kernel rows " \
-        "of {sources} sources on {gpus} by harness/calibrations.py (rs.calibrate.fit_speedups)"
+_CITE = ("PUB; fitted jointly to {rows} measured speedups and {kernels} GEMM kernel rows "
+         "of {sources} sources on {gpus} by fidelity/published_tables/gpu_fits.py "
+         "(rs.fidelity.fit_speedups)")
 
 
 def _fmt(value: float) -> str:
@@ -328,8 +329,8 @@ def _entry_fields(fit_: SpeedupFit, spec: Spec, target: Hardware,
     cite = _CITE.format(rows=len(fit_.rows), kernels=0 if fit_.kernels is None
                         else len(fit_.kernels), sources=n_sources, gpus="/".join(spec.gpus))
     if carried is not None:
-        cite = (f"derived; {spec.gpu}'s calibration carried over by harness/calibrations."
-                "transfer (fixed times as seconds, kernel classes at the same fraction of "
+        cite = (f"derived; {spec.gpu}'s calibration carried over by "
+                "fidelity/published_tables/gpu_fits.transfer (fixed times as seconds, kernel classes at the same fraction of "
                 "mem_efficiency, rate factors as they are)")
     pinned = {x.name for x in fit_.numbers if x.fitted}
     out: dict[str, tuple[str, str]] = {}
@@ -430,7 +431,7 @@ def profile_toml(fits: Mapping[str, SpeedupFit], entries: Sequence[Hardware] | N
                 lines.append(f"rate = {_fmt(min(nums['rate'], _down(_rate_cap(entries, gen, family))))}")
             if "fixed_s" in nums:
                 lines.append(f"fixed_s = {_fmt(max(nums['fixed_s'], _up(_fixed_floor(entries, gen))))}")
-            lines.append(f'source = "fitted with {gpu} (harness/calibrations.py) to '
+            lines.append(f'source = "fitted with {gpu} (fidelity/published_tables/gpu_fits.py) to '
                          f'{", ".join(pins)}"')
     return "\n".join(lines) + "\n"
 
@@ -493,7 +494,7 @@ def write_dataset(path: str | None = None, implementations_path: str | None = No
     the implementation profiles (default: the shipped files), in place."""
     fits = {g: fit(s) for g, s in SPECS.items()}
     fields = dataset_fields(fits)
-    data = Path(path) if path else Path(__file__).parents[1] / "data" / "default.toml"
+    data = Path(path) if path else Path(__file__).parents[2] / "data" / "default.toml"
     text = data.read_text(encoding="utf-8")
     blocks = re.split(r"(?m)^(?=\[\[gpu\]\])", text)
     for i, block in enumerate(blocks):
@@ -509,7 +510,7 @@ def write_dataset(path: str | None = None, implementations_path: str | None = No
     data.write_text("".join(blocks), encoding="utf-8")
     written = parse(tomllib.loads("".join(blocks)), str(data), "default")
     impl = (Path(implementations_path) if implementations_path
-            else Path(__file__).parents[1] / "data" / "implementations.toml")
+            else Path(__file__).parents[2] / "data" / "implementations.toml")
     keep = impl.read_text(encoding="utf-8").split("\n[[profile]]")[0].rstrip("\n") + "\n"
     impl.write_text(keep + profile_toml(fits, written.entries), encoding="utf-8")
 

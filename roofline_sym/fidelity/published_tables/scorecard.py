@@ -169,7 +169,7 @@ SPLITS = (
 
 def heldout(splits: Sequence[Split] = SPLITS, table: SpeedupTable | None = None
             ) -> list[tuple[Split, dict[str, Any]]]:
-    """For each split: refit its GPU's calibration (``harness/calibrations``)
+    """For each split: refit its GPU's calibration (``gpu_fits``)
     without the held-out rows and score those with the refitted entry."""
     out = []
     for split in splits:
