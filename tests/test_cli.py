@@ -385,6 +385,28 @@ def test_recipes_mark_where_each_comes_from(capsys):
     assert "PerRow()" in rows["rowwise"]["torchao"] and rows["nvfp4"]["origin"] == "torchao"
 
 
+def test_seed_only_recipes_are_marked_wherever_recipes_are_listed(capsys):
+    # the main job's table: the seed's scalings carry the mark, torchao's do not
+    code, out, _ = run(capsys)
+    rows = {line.split()[0]: line for line in out.splitlines()
+            if line.split() and line.split()[0] in rs_recipes()}
+    assert code == 0 and set(rows) >= {"tensorwise", "dynamic", "delayed"}
+    for name, line in rows.items():
+        assert ("[seed document only]" in line) == (name in ("dynamic", "delayed")), line
+    assert "seed document only: dynamic, delayed" in out
+    # commands that run every recipe say which ones are the seed's
+    code, out, err = run(capsys, "eval", "--gpu", "h100")
+    assert code == 0 and "dynamic, delayed: the seed document's fp8 scalings" in err
+    code, out, err = run(capsys, "eval", "--gpu", "h100", "--recipe", "rowwise")
+    assert code == 0 and "seed" not in err
+
+
+def rs_recipes():
+    import roofline_sym as rs
+
+    return rs.list_recipes("training")
+
+
 def test_fractional_shapes_real_in_python_whole_on_the_command_line(capsys):
     # the model is a function of real M, K, N (docs/input.md): evaluate takes a
     # break-even root as it is, and the speedup there is 1; a layer's shape on

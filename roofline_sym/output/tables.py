@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 from ..devices import Hardware, hardware
 from ..model.linear import Linear, linear
 from ..model.presets import describe, describe_models, options
-from ..model.recipes import list_recipes
+from ..model.recipes import SEED_SCALINGS, list_recipes
 from ..model.term import RegimeSummary
 from ..solve.piecewise import NumericBreakEven
 from ..solve.result import BreakEven
@@ -314,9 +314,13 @@ def overview(hw: Hardware, cubes: Iterable[int] = (1024, 2048, 4096, 8192, 16384
             breakeven(mb, solve_for="M", K=fixed_kn, N=fixed_kn)).headline()
         speedup = mb.evaluate(x, x, x)["speedup"]
         span = f"{_span(band(mb)):>13}" if band is not None else ""
-        lines.append(f"{name:<34}{cube:>7}{span}  {cube_regime:<24}{fixed:>7}  "
+        label = name + ("  [seed document only]" if name in SEED_SCALINGS else "")
+        lines.append(f"{label:<34}{cube:>7}{span}  {cube_regime:<24}{fixed:>7}  "
                      f"{fixed_regime:<24}" + "".join(f"{s:>7.2f}" for s in speedup))
     lines += ["", "regime: terms of the low-precision side, C compute-, M memory-, L launch-bound"]
+    if any(name in SEED_SCALINGS for name in list_recipes("training", opts.recipe_table)):
+        lines.append(f"seed document only: {', '.join(SEED_SCALINGS)}, the seed document's fp8 "
+                     "scalings (no torchao recipe runs them)")
     if band is not None and band_label:
         lines.append(band_label)
     if skipped:
