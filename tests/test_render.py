@@ -275,3 +275,30 @@ def test_docs_examples_run():
         if "plot." not in block:
             exec(compile(block, "docs/render.md", "exec"), scope)
     assert "T_{\\mathrm{bf16}}" in scope["rs"].latex(scope["m"].speedup, model=scope["m"])
+
+
+# -- one notation in every printer ------------------------------------------------------
+ALL_HARDWARE_SYMBOLS = sorted(
+    ["BW", "eta_mem", "t_launch"]
+    + [f"{p}_{d}" for p in ("P", "eta", "kappa_grouped") for d in ("bf16", "fp16", "fp8", "fp4")]
+    + [f"{p}_{k}" for p in ("eta", "t0") for k in S.KERNEL_KINDS]
+    + [f"kappa_{f}" for f in S.SCALING_FAMILIES]
+    + [f"t0_{c}" for c in S.GEMM_CLASSES])
+
+
+@pytest.mark.parametrize("name", ALL_HARDWARE_SYMBOLS)
+def test_sympy_and_rs_latex_write_a_symbol_alike(name):
+    sym = S.hardware_symbol(name)
+    assert sympy.latex(sym) == rs.latex(sym) == S.latex_name(sym)
+    # a name SymPy would write by itself (P_{fp8}, t_{0 fp8 rowwise}) never shows
+    assert r"\mathrm" in sympy.latex(sym) or sym.name.startswith(("eta", "kappa"))
+
+
+def test_a_model_prints_its_symbols_alike_in_sympy_and_rs_latex():
+    # the hardware entries' every symbol, in one model's expressions
+    hw_symbols = set(rs.hardware("h100").parameters)
+    assert {s.name for s in hw_symbols} <= set(ALL_HARDWARE_SYMBOLS)
+    expr = rs.linear("rowwise", mode="training").lowp_time.doit()
+    ours, theirs = rs.latex(expr), sympy.latex(expr)
+    for sym in expr.free_symbols - set(rs.M.free_symbols | rs.K.free_symbols | rs.N.free_symbols):
+        assert S.latex_name(sym) in ours and S.latex_name(sym) in theirs
