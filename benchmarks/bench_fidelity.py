@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -28,30 +27,13 @@ import numpy as np
 import roofline_sym as rs
 from roofline_sym.devices import implementations as impls
 from roofline_sym.harness import intervals
+from roofline_sym.harness.stored_cv import interval_coverage
 from roofline_sym.harness.speedup_fit import errors
 
 
 def _line(label: str, e: dict) -> str:
     return (f"{label:<58} rows {e['rows']:4d}  median {e['median']:6.1%}  p90 {e['p90']:6.1%}"
             f"  wrong {e['wrong']:3d}/{e['decisive']:<4d} ({e['wrong'] / max(e['decisive'], 1):.1%})")
-
-
-def coverage(cv, level: float = 0.8) -> tuple[float, float]:
-    """Coverage and median width of ``level`` bands, each row's band from the
-    residual pools without its own source."""
-    rows = cv.residual_rows()
-    inside, widths = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        for source in dict.fromkeys(r["source_id"] for r in rows):
-            path = f"{tmp}/{abs(hash(source))}.csv"
-            intervals.write_residuals([r for r in rows if r["source_id"] != source], path)
-            idx = [i for i, r in enumerate(rows) if r["source_id"] == source]
-            lo, hi = intervals.band([cv.classes[i] for i in idx], level, path)
-            for j, i in enumerate(idx):
-                p, m = cv.predicted[i], cv.rows.measured[i]
-                inside.append(p * lo[j] <= m <= p * hi[j])
-                widths.append(hi[j] / lo[j] - 1)
-    return float(np.mean(inside)), float(np.median(widths))
 
 
 def broken_limits() -> int:
@@ -101,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                 errors(shipped, cv.rows.measured)))
     for split, e in rs.fidelity.heldout():
         print(_line(f"within-source: {split.name}", e))
-    cover, width = coverage(cv)
+    cover, width = interval_coverage(cv)
     print(f"80% intervals, each source's band from the others' residuals: coverage "
           f"{cover:.1%}, median width {width:.1%}")
     print(f"broken physical limits: {broken_limits()}")

@@ -46,6 +46,7 @@ from .speedup_report import report as published_report
 from .speedup_tables import SpeedupTable, published
 from .speedup_tables import read as read_speedups
 from .cross_validation import leave_one_source_out
+from .stored_cv import stored_cross_validation
 from .intervals import band, breakeven_range, speedup_band, table_classes
 from .speedups import predict as _predict_table
 from .components import CAST_RECIPES, COMPONENTS, GEMM_NAMES, model_times
@@ -53,7 +54,8 @@ from .measurements import Measurements, read_csv
 
 __all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components",
            "predict_speedups", "published", "published_report", "heldout", "SpeedupTable",
-           "read_speedups", "leave_one_source_out", "breakeven_range", "speedup_band"]
+           "read_speedups", "leave_one_source_out", "breakeven_range", "speedup_band",
+           "stored_cross_validation"]
 
 
 def predict_speedups(path_or_table: Any, preset: str = "default", *,
