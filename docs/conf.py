@@ -50,6 +50,8 @@ nb_execution_timeout = 600
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_merge_streams = True
+# a cell's Markdown output (a generated table) is read as MyST, tables included
+nb_render_markdown_format = "myst"
 
 # API reference: members in source order, signatures without the annotations'
 # clutter, docstrings as written (``literals``)

@@ -35,10 +35,14 @@ def __getattr__(name: str) -> Any:
 
 
 def list_recipes(mode: str = "training", preset: str = "default") -> list[str]:
-    """Recipe names for ``mode`` under ``preset``.
+    """Recipe names for ``mode`` under ``preset``; in training the last two,
+    ``dynamic`` and ``delayed``, are the seed document's fp8 scalings, which no
+    torchao recipe runs (``roofline-sym recipes`` marks where each comes from).
 
     >>> "mxfp8_cublas" in list_recipes("training")
     True
+    >>> list_recipes("training")[-2:]
+    ['dynamic', 'delayed']
     """
     return _list_recipes(mode, _options(preset).recipe_table)
 

@@ -10,6 +10,8 @@ cached factory, so every module that asks for "the fp8 peak" gets the very same
 (P_fp8, eta_fp8)
 >>> M.is_positive
 True
+>>> print(sympy.latex(peak_flops("fp8") * M))  # SymPy writes what rs.latex writes
+M P_{\\mathrm{fp8}}
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 from functools import cache
 
 import sympy
+from sympy.printing.printer import Printer
 
 __all__ = [
     "M",
@@ -50,8 +53,12 @@ SHAPE_SYMBOLS = (M, K, N)
 # the parameter of a ray through shape space, e.g. M = K = N = x
 x = sympy.Symbol("x", positive=True)
 
-# name -> LaTeX, filled by the factory below; used by output.printer.
+# name -> LaTeX, filled by the factory below; used by output.printer, and by
+# SymPy's own LaTeX printer (``sympy.latex``, a notebook's display) through its
+# system-wide ``symbol_names`` setting: one notation for each symbol in every
+# printer, with symbols that stay plain SymPy symbols
 _LATEX: dict[sympy.Symbol, str] = {}
+Printer.set_global_settings(symbol_names=_LATEX)
 
 
 @cache

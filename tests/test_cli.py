@@ -250,7 +250,8 @@ BAD_INPUT = [
     (["eval", "--gpu", "b200", "--groups", "1.5"], "'1.5' is not a number of experts"),
     (["eval", "--gpu", "b200", "--groups", "x"], "'x' is not a number of experts"),
     (["filter", "--gpu", "h100", "--shapes", "llama3-8b"], "one --recipe"),
-    (["eval", "--gpu", "a100"], "no dense fp8 peak"),
+    # every recipe on an A100 but the emulated one (bf16 GEMMs) needs an fp8 peak
+    (["eval", "--gpu", "a100", "--recipe", "blockwise"], "no dense fp8 peak"),
 ]
 
 
@@ -382,6 +383,28 @@ def test_recipes_mark_where_each_comes_from(capsys):
     code, out, _ = run(capsys, "recipes", "--mode", "inference", "--json")
     rows = {r["recipe"]: r for r in json.loads(out)}
     assert "PerRow()" in rows["rowwise"]["torchao"] and rows["nvfp4"]["origin"] == "torchao"
+
+
+def test_seed_only_recipes_are_marked_wherever_recipes_are_listed(capsys):
+    # the main job's table: the seed's scalings carry the mark, torchao's do not
+    code, out, _ = run(capsys)
+    rows = {line.split()[0]: line for line in out.splitlines()
+            if line.split() and line.split()[0] in rs_recipes()}
+    assert code == 0 and set(rows) >= {"tensorwise", "dynamic", "delayed"}
+    for name, line in rows.items():
+        assert ("[seed document only]" in line) == (name in ("dynamic", "delayed")), line
+    assert "seed document only: dynamic, delayed" in out
+    # commands that run every recipe say which ones are the seed's
+    code, out, err = run(capsys, "eval", "--gpu", "h100")
+    assert code == 0 and "dynamic, delayed: the seed document's fp8 scalings" in err
+    code, out, err = run(capsys, "eval", "--gpu", "h100", "--recipe", "rowwise")
+    assert code == 0 and "seed" not in err
+
+
+def rs_recipes():
+    import roofline_sym as rs
+
+    return rs.list_recipes("training")
 
 
 def test_fractional_shapes_real_in_python_whole_on_the_command_line(capsys):

@@ -2,7 +2,7 @@
 namespace (a reader's session), in a scratch folder.  A page whose blocks need
 an optional library is skipped without it.  render.md's blocks (which write
 plots) run in tests/test_render.py and tests/test_plot.py; fidelity.md and
-model.md are not run here."""
+model.md are not run here (fidelity.md's executed cells are, below)."""
 
 from __future__ import annotations
 
@@ -65,3 +65,60 @@ def test_the_page_runs_as_written(page, tmp_path, monkeypatch):
         assert repr(scope["be"].roots) == "[1093.83]"  # the comment beside it
     if page == "from-model-to-verdict.md":
         assert (tmp_path / "sweep.nc").stat().st_size > 0
+
+
+def test_fidelity_page_computes_its_figures_from_the_stored_residuals(monkeypatch):
+    # the page's cells (executed by the docs build) run here too; their headline
+    # must be what the stored residuals give, recomputed here from the file alone
+    import csv
+    import types
+
+    import numpy as np
+
+    from roofline_sym.fidelity.published_tables.cross_validation import scored_rows
+    from roofline_sym.fidelity.published_tables.intervals import residuals_path
+
+    try:
+        import IPython.display  # noqa: F401  (the docs extra)
+    except ImportError:
+        stub = types.ModuleType("IPython.display")
+        stub.Markdown = str
+        monkeypatch.setitem(sys.modules, "IPython", types.ModuleType("IPython"))
+        monkeypatch.setitem(sys.modules, "IPython.display", stub)
+    cells = doc_blocks(DOCS / "fidelity.md", "{code-cell} python")
+    assert len(cells) == 3
+    scope: dict = {"__name__": "docs"}
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        for cell in cells:
+            exec(compile(cell, "docs/fidelity.md", "exec"), scope)
+    table = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[1:]
+             for line in scope["lines"][2:]}
+
+    with open(residuals_path(), newline="") as f:
+        stored = list(csv.DictReader(f))
+    # residual r = log(predicted / measured): the error |predicted / measured - 1|
+    error = np.abs(np.exp([float(r["log_residual"]) for r in stored]) - 1)
+    # the file lists the scored rows source by source, in their order
+    scored = scored_rows()
+    order = list(dict.fromkeys(str(s) for s in scored.source_id))
+    measured = np.concatenate([scored.measured[scored.source_id == s] for s in order])
+    predicted = measured * np.exp([float(r["log_residual"]) for r in stored])
+    decisive = np.abs(measured - 1) >= 0.05
+    wrong = decisive & ((predicted > 1) != (measured > 1))
+
+    def expect(mask):
+        return [f"{np.median(error[mask]):.1%}", f"{np.percentile(error[mask], 90):.1%}",
+                f"{wrong[mask].sum()} of {decisive[mask].sum()} "
+                f"({wrong[mask].sum() / decisive[mask].sum():.1%}) |"]
+
+    every = np.ones(len(stored), bool)
+    assert table[f"every row, its source left out of every fit ({len(stored)} rows)"] == \
+        expect(every)
+    for gen in ("hopper", "blackwell"):
+        mask = np.array([r["generation"] == gen for r in stored])
+        assert table[f"generation {gen} ({mask.sum()} rows)"] == expect(mask)
+    gemm = np.array([r["workload"] == "gemm" for r in stored])
+    assert table[f"GEMM-only rows ({gemm.sum()} rows)"] == expect(gemm)
+    assert scope["lines"][0].startswith(f"| over {len(stored)} single-shape rows of "
+                                        f"{len(order)} sources")
+    assert "80% intervals cover" in printed.getvalue()

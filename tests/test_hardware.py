@@ -348,7 +348,7 @@ def test_hardware_constructor_validates():
 # -- block-scaled GEMMs -------------------------------------------------------
 @pytest.mark.parametrize("gpu, recipe, mode, ok", [
     ("h100", "mxfp8_cublas", "training", False),     # Hopper: no MX hardware
-    ("h100", "mxfp8_emulated", "training", True),    # emulated: plain fp8 GEMMs
+    ("h100", "mxfp8_emulated", "training", True),    # emulated: bf16 GEMMs
     ("b200", "mxfp8_cublas", "training", True),
     ("b200", "nvfp4", "inference", True),
     ("mi355x", "nvfp4", "inference", False),         # CDNA4 runs MX, not NVFP4

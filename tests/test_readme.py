@@ -123,3 +123,11 @@ def test_the_set_up_commands_name_what_exists():
     if "-n " in test:
         assert any(d.startswith("pytest-xdist") for d in project["optional-dependencies"][extra])
     assert test in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_readmes_counts_are_the_librarys():
+    # "18 GPUs": the default dataset's entries, counted now
+    (count,) = re.findall(r"\*\*Hardware as data\*\*: (\d+) GPUs", README)
+    assert int(count) == len(rs.list_hardware())
+    # the fidelity figures are not typed in the README: the docs build computes them
+    assert not re.search(r"\d+(\.\d+)?% median", README)

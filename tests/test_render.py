@@ -211,7 +211,7 @@ def test_markdown_table_golden():
 
 
 def test_latex_table_is_booktabs_and_escaped():
-    tex = R.breakeven_table(list(_rows()), fmt="latex")
+    tex = R.breakeven_table(list(_rows()), fmt="latex", layout="long")
     lines = tex.splitlines()
     assert lines[0] == r"\begin{tabular}{llrlll}" and lines[-1] == r"\end{tabular}"
     assert [r"\toprule", r"\midrule", r"\bottomrule"] == [
@@ -251,7 +251,8 @@ def _all_outputs():
         rs.breakeven(m, solve_for="BW", M=4096, K=4096, N=4096, hardware="b200").latex(),
     ]
     rows = list(_rows())
-    tables = [R.breakeven_table(rows), R.breakeven_table(rows, layout="grid")]
+    tables = [R.breakeven_table(rows), R.breakeven_table(rows, layout="grid"),
+              R.breakeven_table(rows, layout="long")]
     markdown = [R.breakeven_table(rows, fmt="markdown"),
                 R.breakeven_table(rows, fmt="markdown", layout="grid")]
     return math, tables, markdown
@@ -277,3 +278,80 @@ def test_docs_examples_run():
         if "plot." not in block:
             exec(compile(block, "docs/render.md", "exec"), scope)
     assert "T_{\\mathrm{bf16}}" in scope["rs"].latex(scope["m"].speedup, model=scope["m"])
+
+
+# -- one notation in every printer ------------------------------------------------------
+ALL_HARDWARE_SYMBOLS = sorted(
+    ["BW", "eta_mem", "t_launch"]
+    + [f"{p}_{d}" for p in ("P", "eta", "kappa_grouped", "kappa_accum")
+       for d in ("bf16", "fp16", "fp8", "fp4")]
+    + [f"{p}_{k}" for p in ("eta", "t0") for k in S.KERNEL_KINDS]
+    + [f"kappa_{f}" for f in S.SCALING_FAMILIES]
+    + [f"t0_{c}" for c in S.GEMM_CLASSES])
+
+
+@pytest.mark.parametrize("name", ALL_HARDWARE_SYMBOLS)
+def test_sympy_and_rs_latex_write_a_symbol_alike(name):
+    sym = S.hardware_symbol(name)
+    assert sympy.latex(sym) == rs.latex(sym) == S.latex_name(sym)
+    # a name SymPy would write by itself (P_{fp8}, t_{0 fp8 rowwise}) never shows
+    assert r"\mathrm" in sympy.latex(sym) or sym.name.startswith(("eta", "kappa"))
+
+
+def test_a_model_prints_its_symbols_alike_in_sympy_and_rs_latex():
+    # the hardware entries' every symbol, in one model's expressions
+    hw_symbols = set(rs.hardware("h100").parameters)
+    assert {s.name for s in hw_symbols} <= set(ALL_HARDWARE_SYMBOLS)
+    expr = rs.linear("rowwise", mode="training").lowp_time.doit()
+    ours, theirs = rs.latex(expr), sympy.latex(expr)
+    for sym in expr.free_symbols - set(rs.M.free_symbols | rs.K.free_symbols | rs.N.free_symbols):
+        assert S.latex_name(sym) in ours and S.latex_name(sym) in theirs
+
+
+
+# -- a break-even table fits a paper's column ----------------------------------------------
+def _wide_rows():
+    # long recipe and GPU names, a GPU that cannot run one: the widest common case
+    return R.breakeven_rows(["tensorwise", "mxfp8_32x32_flexible_gemm_layout", "rowwise"],
+                            ["NVIDIA H100", "NVIDIA B200"], preset="torchao")
+
+
+def test_the_default_table_fits_a_column_and_a_wide_one_keeps_the_long_layout():
+    from roofline_sym.output.layout import width_pt
+    from roofline_sym.output.tables import tabular_width
+
+    rows = _wide_rows()
+    long = R.breakeven_table(rows, layout="long")
+    assert tabular_width(long) > width_pt(r"\columnwidth") + 150  # the long layout: far too wide
+    tex = R.breakeven_table(rows)  # layout="auto", width=\columnwidth
+    assert tex.splitlines()[0] == r"\begin{tabular}{@{}llrl@{}}"
+    assert tabular_width(tex) <= width_pt(r"\columnwidth")
+    # every row is still named, and the shape and options moved under the table
+    assert tex.count(r"\\") > len(rows) and r"flexible\_" in tex and "$M = K = N = x$" in tex
+    assert "C / M" in tex and "preset torchao" in tex
+    assert R.breakeven_table(rows, width="700pt") == long
+    assert R.breakeven_table(rows, layout="column") == tex
+    with pytest.raises(ValueError, match="column"):
+        R.breakeven_table(rows, fmt="markdown", layout="column")
+
+
+@pytest.mark.skipif(not have_pdflatex(), reason="pdflatex not on PATH")
+def test_the_default_table_fits_a_two_column_articles_column_in_a_float(tmp_path):
+    from roofline_sym.output.tables import tabular_width
+
+    tables = [R.breakeven_table(_wide_rows()), R.breakeven_table(list(_rows())),
+              R.breakeven_table(R.breakeven_rows(["tensorwise"], ["NVIDIA H100"],
+                                                 preset="torchao", solve_for="M", K=8192,
+                                                 N=8192))]
+    body = "\n".join(
+        rf"\begin{{table}}\centering {t}\caption{{Break-even}}\end{{table}}"
+        rf"\setbox0=\hbox{{{t}}}\typeout{{WIDTH={i}=\the\wd0}}" for i, t in enumerate(tables))
+    source = ("\\documentclass[twocolumn]{article}\n\\usepackage{amsmath}\n"
+              "\\usepackage{booktabs}\n\\begin{document}\n" + body + "\nText.\n\\end{document}\n")
+    result = compile_latex(source, tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "Overfull" not in result.stdout
+    widths = {int(i): float(w) for i, w in re.findall(r"WIDTH=(\d)=([\d.]+)pt", result.stdout)}
+    for i, t in enumerate(tables):
+        # TeX's width within the column; the estimate errs wide, by little
+        assert widths[i] <= 229.5 and widths[i] <= tabular_width(t) <= 1.15 * widths[i] + 5

@@ -25,7 +25,7 @@ from ..devices import DATASETS, Dataset, Hardware, UnknownHardwareError, dataset
 from ..interop.hf import shape_set
 from ..model.layer import Linear, linear
 from ..model.presets import PRESETS, options
-from ..model.recipes import MODES, list_recipes
+from ..model.recipes import MODES, SEED_SCALINGS, list_recipes
 from ..model.workloads import list_workloads
 from ..numeric.shapes import ShapeSet
 from ..numeric.sweep_table import model_grid
@@ -224,6 +224,10 @@ def models(args: argparse.Namespace) -> list[Linear]:
     if skipped:
         print(f"roofline-sym: note: skipped {len(skipped)} recipe x GPU pair(s) the GPU "
               f"cannot run: {', '.join(skipped)}", file=sys.stderr)
+    seed = [r for r in names if isinstance(r, str) and r in SEED_SCALINGS]
+    if seed:
+        print(f"roofline-sym: note: {', '.join(seed)}: the seed document's fp8 scaling"
+              f"{'s' if len(seed) > 1 else ''}, not a torchao recipe", file=sys.stderr)
     return out
 
 

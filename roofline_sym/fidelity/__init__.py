@@ -14,8 +14,9 @@ from .own_gpu.comparison import (GOALS, Report, SpeedupTable, breakeven_range, c
                                  predict_speedups, published, published_report, read_speedups,
                                  report, sample_path, speedup_band)
 from .published_tables.joint_fit import fit_speedups
+from .published_tables.stored_residuals import stored_cross_validation
 
 __all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components",
            "predict_speedups", "published", "published_report", "heldout", "SpeedupTable",
            "read_speedups", "leave_one_source_out", "breakeven_range", "speedup_band",
-           "fit_speedups"]
+           "fit_speedups", "stored_cross_validation"]

@@ -73,6 +73,8 @@ def _gemm_scale_bytes(r: Recipe, gemm: str, m: sympy.Expr, k: sympy.Expr, n: sym
 
 def _lowp_label(r: Recipe) -> str:
     dtypes = sorted(r.dtypes - {"bf16"})
+    if not dtypes:  # an emulated recipe: every GEMM runs in bf16
+        return "bf16"
     return dtypes[0] if len(dtypes) == 1 else "lowp"
 
 

@@ -430,7 +430,24 @@ def _default_training(base: Mapping[str, Recipe]) -> dict[str, Recipe]:
         if set(r.block_scaled) & {"mx", "nvfp4"}:
             out[name] = replace(r, kernels={role: ks + _swizzles(ks)
                                             for role, ks in r.kernels.items()})
+    out["mxfp8_emulated"] = _emulated(base["mxfp8_emulated"])
     return out
+
+
+def _emulated(r: Recipe) -> Recipe:
+    """An emulated block-scaled recipe as torchao runs it (``MXGemmKernelChoice.
+    EMULATED``): each cast's output is dequantized back to bf16 by a kernel of
+    its own (reads the low-precision data and its scales, writes bf16) and
+    every GEMM runs in bf16: no low-precision tensor core is used."""
+    def dequantize(k: Kernel) -> Kernel:
+        return Kernel(k.name.replace("cast", "dequantize", 1), (r.lowp,), (BF,),
+                      scales=k.scales, kind="elementwise")
+
+    return replace(r, kernels={role: ks + tuple(dequantize(k) for k in ks)
+                               for role, ks in r.kernels.items()},
+                   gemm_scaling={}, bf16_gemms=tuple(_GEMMS[r.mode]),
+                   description=r.description.replace(
+                       "emulated GEMM", "emulated: quantize, dequantize to bf16, bf16 GEMMs"))
 
 
 def _default_inference(base: Mapping[str, Recipe]) -> dict[str, Recipe]:

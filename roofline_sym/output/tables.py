@@ -7,6 +7,7 @@ writes the rows, in LaTeX (``\usepackage{booktabs}``) or Markdown.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
@@ -14,15 +15,16 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 from ..devices import Hardware, hardware
 from ..model.layer import Linear, linear
 from ..model.presets import describe, describe_models, options
-from ..model.recipes import list_recipes
+from ..model.recipes import SEED_SCALINGS, list_recipes
 from ..model.term import RegimeSummary
 from ..solve.piecewise import NumericBreakEven
 from ..solve.result import BreakEven
 from ..solve.solver import breakeven
 from ..validate import InputTypeError, choice, items, show
+from .layout import measure, width_pt
 from .printer import tt, equalities, latex, star
 
-__all__ = ["Row", "breakeven_table", "breakeven_rows", "overview"]
+__all__ = ["Row", "breakeven_table", "breakeven_rows", "overview", "tabular_width", "LAYOUTS"]
 
 
 class Row(NamedTuple):
@@ -138,7 +140,8 @@ def _escape_md(text: str) -> str:
     return text.replace("|", r"\|")
 
 
-def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "long") -> str:
+def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "auto",
+                    width: Any = r"\columnwidth") -> str:
     r"""A table of break-even results (recipe x GPU), booktabs LaTeX or Markdown.
 
     ``results``: ``BreakEven`` objects (recipe and GPU read off their model),
@@ -148,8 +151,16 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "long") -
     regime there (GEMMs / casts), where low precision is faster ("always",
     "never") and the shape it was solved at.  ``layout="grid"``: recipes down,
     GPUs across, each cell the break-even point (or "always" / "never").
-    Under the table, the options the models were made with (preset, fusion,
-    dataset).  LaTeX needs ``\usepackage{booktabs}``.
+    ``layout="column"``: the long layout narrowed for a paper's column:
+    regimes abbreviated (C, M, L), the shape solved at and "faster" (where it
+    is simply above the root) moved under the table, long names broken at
+    ``_`` and spaces.  ``layout="auto"`` (the default): for LaTeX the long
+    layout where it fits ``width`` (``\columnwidth``: a two-column article's
+    column; ``\textwidth``, ``8.4cm``, points), else the column layout; for
+    Markdown the long layout.  Widths are estimated as ``rs.latex`` estimates
+    them (``output.layout``); for a page-wide float (``table*``) pass
+    ``width=r"\textwidth"``.  Under the table, the options the models were
+    made with (preset, fusion, dataset).  LaTeX needs ``\usepackage{booktabs}``.
 
     >>> import roofline_sym as rs
     >>> be = rs.breakeven(rs.linear("tensorwise", preset="torchao").on("NVIDIA H100"),
@@ -162,10 +173,22 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "long") -
     *preset torchao, casts not fused, dataset torchao, workload linear*
     """
     choice(fmt, ("latex", "markdown"), "table format (fmt)")
-    choice(layout, ("long", "grid"), "table layout")
+    choice(layout, LAYOUTS, "table layout")
+    target = width_pt(width)
     rows = _rows(results)
     if not rows:
         raise ValueError("no results to tabulate")
+    if layout == "auto":
+        if fmt == "markdown":
+            layout = "long"
+        else:
+            long = breakeven_table(rows, fmt, layout="long")
+            return long if tabular_width(long) <= target else _column_table(rows, target)
+    if layout == "column":
+        if fmt == "markdown":
+            raise ValueError("layout 'column' is for LaTeX; Markdown tables take 'long' "
+                             "or 'grid'")
+        return _column_table(rows, target)
     esc = tt if fmt == "latex" else _escape_md
     na = "n/a"
     solved = [r.result for r in rows if r.result is not None]
@@ -217,25 +240,156 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "long") -
         align = ["l"] + ["r"] * len(gpus)
 
     note = describe_models([be.model for be in solved]) if solved else ""
+    if fmt == "latex":
+        return _tabular(header, body, align, note.split(", ") if note else [], pairs=True)
     if fmt == "markdown":
         marks = {"l": ":---", "r": "---:"}
         out = ["| " + " | ".join(header) + " |",
                "|" + "|".join(marks[a] for a in align) + "|"]
         out += ["| " + " | ".join(line) + " |" for line in body]
         out += ["", f"*{_escape_md(note)}*"] if note else []
-        return "\n".join(out)
-    out = [rf"\begin{{tabular}}{{{''.join(align)}}}", r"\toprule",
+    return "\n".join(out)
+
+
+LAYOUTS = ("auto", "long", "grid", "column")
+# \tabcolsep of the standard classes: the space on each side of a column
+_TABCOLSEP = 6.0
+_NOTE_SCALE = 0.8  # \footnotesize (8 pt) against the 10 pt body
+
+
+def _tabular(header: list[str], body: list[list[str]], align: list[str], note: list[str],
+             *, pairs: bool = False, edges: bool = False) -> str:
+    """A booktabs tabular; ``note``: lines (or, with ``pairs``, options joined two
+    a line) in small type under the rule, which do not widen a narrow table;
+    ``edges``: no space outside the first and last columns."""
+    cols = "".join(align)
+    out = [rf"\begin{{tabular}}{{{'@{}' + cols + '@{}' if edges else cols}}}", r"\toprule",
            " & ".join(header) + r" \\", r"\midrule"]
     out += [" & ".join(line) + r" \\" for line in body]
     out.append(r"\bottomrule")
+    if pairs:
+        note = [", ".join(note[i:i + 2]) for i in range(0, len(note), 2)]
     if note:
-        # two options a line, so the note does not widen a narrow table
-        parts = note.split(", ")
-        lines = r" \\ ".join(tt(", ".join(parts[i:i + 2])) for i in range(0, len(parts), 2))
+        lines = r" \\ ".join(tt(line) if pairs else line for line in note)
         out.append(rf"\multicolumn{{{len(align)}}}{{@{{}}l}}{{\footnotesize"
                    rf"\begin{{tabular}}[t]{{@{{}}l@{{}}}}{lines}\end{{tabular}}}}")
     out.append(r"\end{tabular}")
     return "\n".join(out)
+
+
+def _text_pt(text: str) -> float:
+    return measure(rf"\text{{{text}}}", "text")
+
+
+def _stacked(lines: list[str]) -> str:
+    """A cell of several lines (a tabular in the cell: no package needed)."""
+    return lines[0] if len(lines) == 1 else (
+        r"\begin{tabular}[t]{@{}l@{}}" + r" \\ ".join(lines) + r"\end{tabular}")
+
+
+def _broken(text: str, sep: str, budget: float) -> list[str]:
+    """``text`` (LaTeX) in lines of at most ``budget`` points where it can break
+    after ``sep`` (kept at the end of a line); a part wider than ``budget`` is a
+    line of its own."""
+    parts = text.split(sep)
+    lines = [parts[0]]
+    for part in parts[1:]:
+        if _text_pt(lines[-1] + sep + part) <= budget:
+            lines[-1] += sep + part
+        else:
+            lines[-1] += sep.rstrip()
+            lines.append(part)
+    return lines
+
+
+def tabular_width(tex: str) -> float:
+    r"""Estimated width in points of a ``breakeven_table`` tabular (Computer
+    Modern, 10 pt, as ``output.layout`` measures math): each column's widest
+    cell plus ``\tabcolsep`` on both sides; a stacked cell counts its widest
+    line, the note under the rule its widest line in small type."""
+    lines = tex.splitlines()
+    spec = re.match(r"\\begin\{tabular\}\{(.*)\}$", lines[0])
+    if not spec:
+        raise ValueError("not a breakeven_table tabular")
+    edges = spec.group(1).startswith("@{}")
+    ncols = len(spec.group(1).replace("@{}", ""))
+    widths = [0.0] * ncols
+    note = 0.0
+    for line in lines[1:]:
+        if not line.endswith(r" \\") and not line.startswith(r"\multicolumn"):
+            continue
+        if line.startswith(r"\multicolumn"):
+            inner = re.search(r"\[t\]\{@\{\}l@\{\}\}(.*)\\end\{tabular\}\}$", line)
+            if inner:
+                note = max(_text_pt(x) for x in inner.group(1).split(r" \\ ")) * _NOTE_SCALE
+            continue
+        cells = line[:-3].split(" & ")
+        for i, cell in enumerate(cells[:ncols]):
+            stack = re.fullmatch(r"\\begin\{tabular\}\[t\]\{@\{\}l@\{\}\}(.*)"
+                                 r"\\end\{tabular\}", cell)
+            parts = stack.group(1).split(r" \\ ") if stack else [cell]
+            widths[i] = max(widths[i], *(_text_pt(p) for p in parts))
+    pad = 2 * _TABCOLSEP * ncols - (2 * _TABCOLSEP if edges else 0)
+    return max(sum(widths) + pad, note)
+
+
+def _abbreviated(regime: str) -> str:
+    """``compute / memory+launch`` -> ``C / M+L``."""
+    for word, letter in (("compute", "C"), ("memory", "M"), ("launch", "L")):
+        regime = regime.replace(word, letter)
+    return regime
+
+
+def _column_table(rows: list[Row], target: float) -> str:
+    """The long layout narrowed for a paper's column (``layout="column"``): names
+    are broken into lines only as far as it takes to fit ``target`` points."""
+    for recipe_pt, gpu_pt in ((math.inf, math.inf), (62.0, math.inf), (62.0, 44.0)):
+        tex = _column_tabular(rows, recipe_pt, gpu_pt)
+        if tabular_width(tex) <= target:
+            break
+    return tex
+
+
+def _column_tabular(rows: list[Row], recipe_pt: float, gpu_pt: float) -> str:
+    solved = [r.result for r in rows if r.result is not None]
+    variables = {be.variable for be in solved}
+    var = f"${star(latex(next(iter(variables))))}$" if len(variables) == 1 else "break-even"
+    fixed = {_fixed_text(be, "latex") for be in solved}
+    usual = all(_faster_text(be, "latex") == f"{_var_text(be, 'latex')} $>$ "
+                f"{_num(float(be.root_values[0]), 'latex')}"
+                for be in solved if len(be.root_values) == 1)
+    header = ["recipe", "GPU", var, "regime"]
+    if not usual:
+        header.append("faster")
+    if len(fixed) > 1:
+        header.append("solved at")
+    body = []
+    for r in rows:
+        line = [_stacked(_broken(tt(r.recipe), r"\_", recipe_pt)),
+                _stacked(_broken(tt(r.gpu), " ", gpu_pt))]
+        be = r.result
+        if be is None:
+            line += ["n/a"] * (len(header) - 2)
+        else:
+            vals = [float(v) for v in be.root_values]
+            line.append(", ".join(_num(v, "latex") for v in vals) if vals else "none")
+            line.append("; ".join(_abbreviated(_short_regime(be, v)) for v in vals) or "-")
+            if not usual:
+                line.append(_faster_text(be, "latex"))
+            if len(fixed) > 1:
+                line.append(_fixed_text(be, "latex"))
+        body.append(line)
+    align = ["l", "l", "r", "l"] + ["l"] * (len(header) - 4)
+    note = []
+    if len(fixed) == 1 and next(iter(fixed)):
+        note.append(f"solved at {next(iter(fixed))}")
+    if usual and solved:
+        note.append(f"low precision faster above {var}")
+    note.append("regime at the root: GEMMs / casts,")
+    note.append("C compute-, M memory-, L launch-bound")
+    options_text = describe_models([be.model for be in solved]).split(", ") if solved else []
+    note += [tt(", ".join(options_text[i:i + 2])) for i in range(0, len(options_text), 2)]
+    return _tabular(header, body, align, note, edges=True)
 
 
 def breakeven_rows(recipes: Iterable[str], gpus: Iterable[str], *, mode: str = "training",
@@ -314,9 +468,13 @@ def overview(hw: Hardware, cubes: Iterable[int] = (1024, 2048, 4096, 8192, 16384
             breakeven(mb, solve_for="M", K=fixed_kn, N=fixed_kn)).headline()
         speedup = mb.evaluate(x, x, x)["speedup"]
         span = f"{_span(band(mb)):>13}" if band is not None else ""
-        lines.append(f"{name:<34}{cube:>7}{span}  {cube_regime:<24}{fixed:>7}  "
+        label = name + ("  [seed document only]" if name in SEED_SCALINGS else "")
+        lines.append(f"{label:<34}{cube:>7}{span}  {cube_regime:<24}{fixed:>7}  "
                      f"{fixed_regime:<24}" + "".join(f"{s:>7.2f}" for s in speedup))
     lines += ["", "regime: terms of the low-precision side, C compute-, M memory-, L launch-bound"]
+    if any(name in SEED_SCALINGS for name in list_recipes("training", opts.recipe_table)):
+        lines.append(f"seed document only: {', '.join(SEED_SCALINGS)}, the seed document's fp8 "
+                     "scalings (no torchao recipe runs them)")
     if band is not None and band_label:
         lines.append(band_label)
     if skipped:

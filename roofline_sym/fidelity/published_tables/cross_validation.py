@@ -30,7 +30,7 @@ from .speedup_table import COLUMN_ARRAYS, SpeedupTable, published
 from .intervals import WORKLOAD_CLASSES, RowClass, table_classes
 from .rows import predict, row_family, row_gpu
 
-__all__ = ["CrossValidation", "leave_one_source_out", "scored_rows"]
+__all__ = ["CrossValidation", "leave_one_source_out", "scored_rows", "assemble", "fits_reading"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,8 +84,9 @@ def scored_rows(table: SpeedupTable | None = None) -> SpeedupTable:
     return t.select(calibrations.scored(t))
 
 
-def _fits_reading(source: str, table: SpeedupTable, kernels: GemmRows
+def fits_reading(source: str, table: SpeedupTable, kernels: GemmRows
                   ) -> list[calibrations.Spec]:
+    """The calibrations (``SPECS``) whose fit reads a row of ``source``."""
     out = []
     for spec in calibrations.SPECS.values():
         speed = calibrations.rows(spec, table)
@@ -131,7 +132,7 @@ def leave_one_source_out(table: SpeedupTable | None = None, kernels: GemmRows | 
     parts: list[tuple[SpeedupTable, np.ndarray, bool, list[RowClass]]] = []
     for source in wanted:
         rows = scored.select(scored.source_id == source)
-        specs = _fits_reading(source, full, kernels)
+        specs = fits_reading(source, full, kernels)
         if not specs:
             parts.append((rows, predict(rows), False, table_classes(rows)))
             continue
@@ -156,11 +157,13 @@ def leave_one_source_out(table: SpeedupTable | None = None, kernels: GemmRows | 
                                     WORKLOAD_CLASSES.get(str(rows.workload[i]), "layer"),
                                     calibrated, pinned))
         parts.append((rows, pred, True, classes))
-    return _collect(parts)
+    return assemble(parts)
 
 
-def _collect(parts: list[tuple[SpeedupTable, np.ndarray, bool, list[RowClass]]]
+def assemble(parts: list[tuple[SpeedupTable, np.ndarray, bool, list[RowClass]]]
              ) -> CrossValidation:
+    """A ``CrossValidation`` from each source's (rows, left-out predictions,
+    whether a fit read it, interval classes)."""
     cols: dict[str, list[Any]] = {c: [] for c in ("source_id", "gpu", "rows", "median", "p90",
                                                   "wrong", "decisive")}
     idx_rows: list[SpeedupTable] = []
