@@ -101,7 +101,7 @@ def launch_overhead() -> sympy.Symbol:
 # reduce: an amax reduction that only reads; elementwise: a pointwise op
 # (activation, gradient accumulation); norm: a normalization; rescale: a GEMM
 # output multiplied by its operands' row and column scales.
-KERNEL_KINDS = ("cast", "transpose", "reduce", "elementwise", "norm", "rescale")
+KERNEL_KINDS = ("cast", "cast4", "transpose", "reduce", "elementwise", "norm", "rescale")
 # Scaling families of low-precision GEMMs (their kernels differ in speed).
 SCALING_FAMILIES = ("tensorwise", "rowwise", "blockwise", "mx", "nvfp4")
 _GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")  # devices.entry.GEMM_DTYPES

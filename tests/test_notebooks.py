@@ -186,7 +186,9 @@ def test_maps_cells_are_the_speedup_at_their_centre(executed):
 def test_maps_curves_per_recipe_are_break_evens(executed):
     ax = executed("breakeven-maps")[2].value.axes[0]
     recipes = ["tensorwise", "rowwise", "mxfp8_cublas", "mxfp4_cutlass"]
-    assert [ln.get_label() for ln in ax.lines] == recipes
+    # one labelled curve per recipe (a recipe whose M* has more than one branch
+    # draws the others unlabelled)
+    assert [ln.get_label() for ln in ax.lines if not ln.get_label().startswith("_")] == recipes
     assert "B200 (HGX)" in ax.get_title()
     for recipe in recipes:
         mb = rs.linear(recipe).on("b200")

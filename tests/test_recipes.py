@@ -372,3 +372,31 @@ def test_emulated_mxfp8_runs_bf16_gemms_after_a_round_trip():
     t = rs.linear("mxfp8_emulated", mode="training", preset="torchao")
     assert "P_fp8" in str(t.breakdown["lowp.gemm.output"])
     assert t.on("NVIDIA H100").evaluate(16384, 16384, 16384)["speedup"] > 1
+
+
+def test_casts_to_four_bits_are_their_own_kernel_class():
+    # NVFP4 / MXFP4 quantize kernels (block scales, e2m1 packing) run at a bandwidth
+    # of their own (kernel class cast4); 8-bit casts stay in class cast
+    def kinds(name, mode="inference"):
+        m = rs.linear(name, mode=mode)
+        return {t.name.split(".")[-1]: t.work.kind for t in m.terms if ".cast." in t.name}
+
+    assert kinds("nvfp4")["cast"] == kinds("nvfp4_static")["cast"] == "cast4"
+    assert kinds("mxfp4")["cast"] == "cast4"
+    assert kinds("mxfp8")["cast"] == kinds("tensorwise")["cast"] == "cast"
+    assert kinds("nvfp4")["amax"] == "reduce"
+
+
+def test_four_bit_cast_priced_at_its_class_golden():
+    # toy GPU: BW 2e12 B/s, eta_cast4 = 1/4, t0_cast4 = t0_cast = 1e-6 s (the prior).
+    # nvfp4_static at M = K = 4096: the cast reads 2 B and writes 1/2 B per element
+    # plus one 1-byte e4m3 scale per 16: (2 + 1/2 + 1/16) * 4096^2 = 4096^2 * 41/16 B,
+    # so it takes 1e-6 + 4096^2 * 41/16 / (2e12 / 4) s
+    from roofline_sym import Hardware
+    hw = Hardware("Toy", peak_flops={"bf16": 5e14, "fp4": 2e15}, mem_bw=2e12,
+                  gemm_efficiency={"bf16": 0.5, "fp4": 0.5}, mem_efficiency=0.9,
+                  launch_overhead=2e-7, kernel_fixed_s={"cast": 1e-6},
+                  kernel_efficiency={"cast4": 0.25}, block_scaling=("mx", "nvfp4"))
+    t = rs.linear("nvfp4_static", mode="inference").on(hw).evaluate_terms(4096, 4096, 4096)
+    assert float(t["lowp.cast.input.cast"][0]) == pytest.approx(
+        1e-6 + 4096 ** 2 * 41 / 16 / 5e11, rel=1e-12)

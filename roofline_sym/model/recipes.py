@@ -222,7 +222,10 @@ BF, F8, F4 = "bf16", "fp8_e4m3", "fp4_e2m1"
 
 def _cast(name: str, out: str = F8, *, fusable: bool = False,
           scales: Iterable[ScaleWrite] = (), reads: Iterable[str] = (BF,),
-          extra_writes: Iterable[str] = (), kind: str = "cast") -> Kernel:
+          extra_writes: Iterable[str] = (), kind: str | None = None) -> Kernel:
+    # a cast to 4 bits (block scales of 16 or 32, e2m1 pairs packed per byte) is a
+    # kernel class of its own: it reaches a bandwidth of its own, below the 8-bit casts
+    kind = kind or ("cast4" if out == F4 else "cast")
     return Kernel(name, tuple(reads), (out, *extra_writes), fusable, tuple(scales), kind)
 
 
