@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator, Mapping, Pr
 
 import numpy as np
 
-from ..validate import (SHAPE_MAX, InputTypeError, broadcast_shape, hardware_array,
+from ..validate import (SHAPE_MAX, InputTypeError, broadcast_shape, hardware_array, is_masked,
                         positive_array, show, unknown_name)
 from . import cache
 from .operations import SHAPES
@@ -123,7 +123,7 @@ def _shape_input(value: Any, name: str) -> np.ndarray:
         raw = np.asarray(value)
     except (TypeError, ValueError):
         raw = None
-    if raw is None or raw.dtype.kind not in "iuf" or isinstance(value, np.ma.MaskedArray):
+    if raw is None or raw.dtype.kind not in "iuf" or is_masked(value):
         positive_array(value, name)  # raises the message for non-numbers
         raise ValueError(f"{name} must be a number or array of numbers, not {value!r}")
     if raw.dtype.kind in "iu" and raw.size and raw.max() > SHAPE_MAX:
