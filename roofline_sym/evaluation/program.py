@@ -28,6 +28,7 @@ def run(M, K, N, o0):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -213,10 +214,17 @@ class Program:
         # the source is made here from operation names and numbers, never from text
         # a user supplied
         exec(compile(src, "<roofline_sym.evaluation run>", "exec"), namespace)
-        exec(compile(psrc, "<roofline_sym.evaluation plain>", "exec"), namespace)
         self.source, self.plain_source = src, psrc
         self.run: Callable[..., Any] = namespace["run"]
-        self.plain: Callable[..., Any] = namespace["plain"]
+        self._namespace = namespace
+
+    @cached_property
+    def plain(self) -> Callable[..., Any]:
+        """The plain version (lazy arrays), compiled when first asked for."""
+        exec(compile(self.plain_source, "<roofline_sym.evaluation plain>", "exec"),
+             self._namespace)
+        fn: Callable[..., Any] = self._namespace["plain"]
+        return fn
 
     def fused_source(self, arrays: Sequence[bool], groups: Sequence[Sequence[int]] = ()) -> str:
         """A numba kernel of this program: one loop over ``n`` shapes computing
