@@ -255,8 +255,10 @@ class Run:
                              "symbol (no per-shape arrays), and no term times")
         if fusable and (engine == "numba" or (engine == "auto" and size >= FAST_MIN_LOADED
                                               and cache.available())):
+            # no maximum can see NaN: Python's max, which numba vectorizes, is exact
+            nan_free = program.nan_free([f for f in fixed[3:] if f is not None])  # all are
             source = program.fused_source(tuple(f is None for f in fixed[:3]),
-                                          ev.group_members if terms else ())
+                                          ev.group_members if terms else (), nan_free)
             if engine == "numba" or fast_pays(size, cache.loaded(source), program.numpy_shapes):
                 part.kernel = cache.compile_kernel(source)
         if part.kernel is None:
