@@ -182,9 +182,14 @@ def floor_kernel():
     import numba
 
     @numba.njit(nogil=True, error_model="numpy")
-    def product(M, K, N, out, lo, hi):
-        for i in range(lo, hi):
+    def slice_product(M, K, N, out, n):
+        # range(n) over slices, as the fused kernel loops: an index numba knows is
+        # not negative, so the loop vectorizes (range(lo, hi) runs 2-3x slower)
+        for i in range(n):
             out[i] = M[i] * K[i] * N[i]
+
+    def product(M, K, N, out, lo, hi):
+        slice_product(M[lo:hi], K[lo:hi], N[lo:hi], out[lo:hi], hi - lo)
 
     def run(M, K, N, threads):
         out = np.empty(len(M))

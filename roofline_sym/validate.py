@@ -42,6 +42,7 @@ import os
 import re
 import reprlib
 import stat
+import sys
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -56,7 +57,7 @@ __all__ = [
     "SHAPE_MAX", "MAX_ELEMENTS", "MAX_ROWS", "InputTypeError", "Range", "RANGES",
     "FIELD_KINDS", "field_kind", "symbol_kind", "check_range", "hardware_array", "plausible",
     "show", "escape", "label", "has_control", "text", "choice", "unknown_name", "items", "count",
-    "parse_number", "positive_array", "positive_number", "broadcast_shape", "check_size",
+    "parse_number", "is_masked", "positive_array", "positive_number", "broadcast_shape", "check_size",
     "formula", "expression",
     "nested_input", "path", "read_text", "MAX_FILE_BYTES",
 ]
@@ -443,13 +444,24 @@ def _real_objects(raw: np.ndarray) -> np.ndarray | None:
         return np.full(raw.shape, np.inf)
 
 
+def is_masked(value: Any) -> bool:
+    """Whether ``value`` is a numpy masked array, without importing ``numpy.ma``
+    (tens of milliseconds): a value cannot be one if nothing imported it.
+
+    >>> is_masked(np.ma.masked_array([1.0], mask=[True])), is_masked(np.ones(1))
+    (True, False)
+    """
+    ma = sys.modules.get("numpy.ma")
+    return ma is not None and isinstance(value, ma.MaskedArray)
+
+
 def positive_array(value: Any, name: str, limit: float = math.inf, *,
                    integer: bool = False, allow_zero: bool = False) -> np.ndarray:
     """A number or array of real numbers as float64 (no copy if already so):
     every element positive (or zero, with ``allow_zero``), finite, at most
     ``limit`` (integers compared exactly), whole if ``integer``; empty arrays
     pass.  Masked arrays are refused (their mask would be lost)."""
-    if isinstance(value, np.ma.MaskedArray):
+    if is_masked(value):
         raise InputTypeError(f"{name}: masked arrays are not supported (the mask would be "
                              "lost); pass value.compressed() or value.filled(...)")
     if isinstance(value, (str, bytes, Mapping)) or value is None:

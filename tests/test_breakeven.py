@@ -564,3 +564,22 @@ def test_a_lowercase_shape_is_named_not_blamed_on_binding(name, meant):
         with pytest.raises(ValueError, match=f"unknown variable '{name}' \\(did you mean "
                                              f"'{meant}'"):
             rs.breakeven(model, solve_for="M", **{name: 8192})
+
+
+_FRACTIONS = st.fractions(max_denominator=10 ** 18).filter(lambda f: abs(f) < 10 ** 20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.lists(_FRACTIONS, max_size=4), st.sampled_from([1, -1, 3])),
+                max_size=6))
+def test_combine_is_the_signed_sum_of_fractions(pairs):
+    # oracle: the same sum in Fraction arithmetic, coefficient by coefficient
+    from roofline_sym.solve.polynomials import combine
+    polys, signs = [p for p, _ in pairs], [s for _, s in pairs]
+    n = max((len(p) for p in polys), default=0)
+    want = [sum((s * p[i] for p, s in pairs if i < len(p)), Fraction(0)) for i in range(n)]
+    while want and want[-1] == 0:
+        want.pop()
+    got = combine(polys, signs)
+    assert got == tuple(want)
+    assert all(type(c) is Fraction for c in got)

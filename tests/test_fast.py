@@ -262,3 +262,32 @@ def test_shipped_models_fused_equal_numpy(kernels, config):
     for key in plain:
         np.testing.assert_allclose(fused[key], plain[key], rtol=1e-12, atol=0,
                                    err_msg=str(key))
+
+
+def test_max_is_pythons_only_where_no_maximum_can_see_nan(kernels):
+    program = _toy().program(("ratio",))
+    coefs = list(_toy().coefficients_bound)
+    # the toy's maxima take sums and products of shapes and positive coefficients,
+    # bounded by finite values at 2**53: Python's max (vectorized) is exact
+    assert program.nan_free(coefs)
+    assert "max(" in program.fused_source((True, True, True), (), True)
+    assert "np.maximum" not in program.fused_source((True, True, True), (), True)
+    # a coefficient large enough to overflow a product to inf (0 * inf would be
+    # NaN), a zero, a negative one or NaN: np.maximum's rule is kept
+    for bad in (1e300, 0.0, -1.0, float("nan"), float("inf")):
+        assert not program.nan_free([bad] + coefs[1:]), bad
+    # a difference may be NaN (inf - inf): not bounded from below, not nan-free
+    diff = ("a", (("compute", M * K / P - N / BW), ("launch", L)))
+    sub = compile_terms([diff, LAUNCH], LAYOUT).bind(VALUES)
+    assert not sub.program(("ta",)).nan_free(list(sub.coefficients_bound))
+
+
+@pytest.mark.parametrize("peak", [sympy.Integer(10) ** 15, sympy.Rational(1, 10**300)])
+def test_the_fused_kernel_equals_numpy_with_and_without_pythons_max(kernels, peak):
+    # a peak of 1e-300 makes 2MKN/P overflow to inf: the kernel keeps np.maximum
+    toy = compile_terms(TERMS, LAYOUT).bind({**VALUES, P: peak})
+    Ms, Ks, Ns = _shapes(3000, seed=3)
+    fused = toy.evaluate(Ms, Ks, Ns, engine="numba")
+    plain = toy.evaluate(Ms, Ks, Ns, engine="numpy")
+    for name in plain:
+        np.testing.assert_array_equal(fused[name], plain[name])

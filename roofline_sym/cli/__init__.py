@@ -129,7 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # no arguments: the main job, without building the parser of every command
+    args = _parser().parse_args(argv) if argv else argparse.Namespace(command=None)
     warnings.showwarning = _one_line_warning
     try:
         _no_empty_values(args)

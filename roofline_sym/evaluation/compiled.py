@@ -97,7 +97,8 @@ class _Evaluator:
         """The code generated for ``outputs``, for reading and debugging:
         ``kernel="numpy"`` (a chunk function, in place), ``"plain"`` (numpy
         elementwise, for lazy arrays) or ``"fused"`` (the loop numba compiles,
-        shapes as arrays).
+        shapes as arrays; with Python's ``max`` where a bound model's
+        coefficients let no maximum see NaN, ``Program.nan_free``).
 
         >>> import roofline_sym as rs
         >>> print(rs.linear("tensorwise").on("h100").compiled.source("speedup")[:22])
@@ -108,8 +109,10 @@ class _Evaluator:
             return program.source
         if kernel == "plain":
             return program.plain_source
-        if kernel == "fused":
-            return program.fused_source((True, True, True))
+        if kernel == "fused":  # as it runs for arrays of shapes
+            bound = self.coefficients_bound
+            return program.fused_source((True, True, True), (),
+                                        bound is not None and program.nan_free(bound))
         raise ValueError(f"kernel must be 'numpy', 'plain' or 'fused', not {kernel!r}")
 
     def evaluate(self, M: Any, K: Any, N: Any, hardware_values: Mapping[str, Any] = {},

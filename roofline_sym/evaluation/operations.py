@@ -92,6 +92,9 @@ class Builder:
         # what a value is, independent of how it was built (forms: their members),
         # so the forms planned by one builder are recognised by the next
         self._keys: dict[int, Any] = {}
+        # each expression's operand: pieces share their subexpressions (the same
+        # bytes in many terms), each built once (the same operand it would build again)
+        self._exprs: dict[sympy.Expr, int | str] = {}
 
     def key(self, operand: int | str) -> Any:
         return self._keys[operand] if isinstance(operand, int) else operand
@@ -206,6 +209,11 @@ class Builder:
     def expr(self, e: sympy.Expr) -> int | str:
         if e in self.env:
             return self.env[e]
+        if e not in self._exprs:
+            self._exprs[e] = self._expr(e)
+        return self._exprs[e]
+
+    def _expr(self, e: sympy.Expr) -> int | str:
         if e.is_Number:
             return self.coef.literal(e)
         if e.is_Add:
@@ -340,12 +348,15 @@ class Coefficients:
         self.exprs: list[sympy.Expr] = []
         self._index: dict[sympy.Expr, str] = {}
         self._literals: dict[str, sympy.Expr] = {}
+        # hoist's result per expression (it refers to coefficients by index)
+        self.hoisted: dict[sympy.Expr, sympy.Expr] = {}
 
     def truncate(self, n: int) -> None:
         """Forget the coefficients made after the first ``n``."""
         for e in self.exprs[n:]:
             del self._index[e]
         del self.exprs[n:]
+        self.hoisted.clear()
 
     def literal(self, value: sympy.Expr | int) -> str:
         text = repr(float(value))
@@ -398,6 +409,12 @@ def hoist(e: sympy.Expr, coef: Coefficients) -> sympy.Expr:
     """``e`` with every largest shape-free subexpression replaced by a
     coefficient's symbol; a sum's numeric content joins the coefficient of the
     product it is in (``(2KM + 2KN)/BW`` -> ``c * (KM + KN)``, ``c = 2/BW``)."""
+    if e not in coef.hoisted:  # pieces share subexpressions: each hoisted once
+        coef.hoisted[e] = _hoist(e, coef)
+    return coef.hoisted[e]
+
+
+def _hoist(e: sympy.Expr, coef: Coefficients) -> sympy.Expr:
     shapes = S.SHAPE_SYMBOLS
     if not e.has(*shapes):
         if e.is_Number:

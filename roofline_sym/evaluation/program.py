@@ -27,7 +27,9 @@ def run(M, K, N, o0):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -48,6 +50,11 @@ _SCALAR = {"add": "{0} + {1}", "subtract": "{0} - {1}", "multiply": "{0} * {1}",
            "ceil": "np.ceil({0})", "floor": "np.floor({0})", "exp": "np.exp({0})",
            "log": "np.log({0})", "absolute": "np.absolute({0})", "sqrt": "np.sqrt({0})",
            "power": "np.power({0}, {1})"}
+
+# where no operand of a maximum or minimum can be NaN: Python's max and min, which
+# numba vectorizes (np.maximum's NaN rule is a branch per element, about twice
+# the time of the whole fused loop); the same value for every other operand
+_SCALAR_NAN_FREE = {"maximum": "max({0}, {1})", "minimum": "min({0}, {1})"}
 
 Operand = int | str
 Step = tuple[Any, ...]
@@ -132,7 +139,7 @@ class Program:
             order.insert(at + 1, ("least", "least", (product,)))
         self.fusable = not operations.calls or all(step[0] != "call" for step in order)
         self._order, self._pinned = order, pinned
-        self._fused: dict[tuple[tuple[bool, ...], tuple[tuple[int, ...], ...]], str] = {}
+        self._fused: dict[tuple[tuple[bool, ...], tuple[tuple[int, ...], ...], bool], str] = {}
         # shapes run with numpy in this process (``runtime.fast_pays`` reads it)
         self.numpy_shapes = 0
         self._numpy_source()
@@ -213,12 +220,56 @@ class Program:
         # the source is made here from operation names and numbers, never from text
         # a user supplied
         exec(compile(src, "<roofline_sym.evaluation run>", "exec"), namespace)
-        exec(compile(psrc, "<roofline_sym.evaluation plain>", "exec"), namespace)
         self.source, self.plain_source = src, psrc
         self.run: Callable[..., Any] = namespace["run"]
-        self.plain: Callable[..., Any] = namespace["plain"]
+        self._namespace = namespace
 
-    def fused_source(self, arrays: Sequence[bool], groups: Sequence[Sequence[int]] = ()) -> str:
+    @cached_property
+    def plain(self) -> Callable[..., Any]:
+        """The plain version (lazy arrays), compiled when first asked for."""
+        exec(compile(self.plain_source, "<roofline_sym.evaluation plain>", "exec"),
+             self._namespace)
+        fn: Callable[..., Any] = self._namespace["plain"]
+        return fn
+
+    def nan_free(self, coefficients: Sequence[float]) -> bool:
+        """Whether, with these coefficients and shapes in ``(0, 2**53]``, no
+        maximum or minimum can see NaN: each of their operands is built of the
+        shapes, positive coefficients and literals by sums, products, maxima,
+        minima, roundings and divisions by a positive number, so it is at least
+        0, and at most a finite bound (each operation's rounding is monotonic,
+        so the bound computed in floats bounds the values): no inf, no NaN.
+        Then Python's max and min give np.maximum's and np.minimum's values."""
+        def bound(a: Operand) -> float | None:
+            if isinstance(a, int):
+                return bounds[a]
+            if a in SHAPES:
+                return float(SHAPE_MAX)
+            v = coefficients[int(a[1:])] if a.startswith("c") else float(a)
+            return v if 0 < v < np.inf else None
+
+        bounds: list[float | None] = []
+        for fn, _, args in self.operations.ops:  # operands before their uses
+            b = [x for x in map(bound, args) if x is not None]
+            ub: float | None = None
+            if len(b) < len(args):
+                ub = None
+            elif fn == "divide":  # by a positive number, not by a computed value
+                ub = None if isinstance(args[1], int) else b[0] / b[1]
+            elif fn == "add":
+                ub = math.fsum(b)
+            elif fn == "multiply":
+                ub = math.prod(b)
+            elif fn in ("ceil", "floor"):
+                ub = b[0] + 1
+            elif fn in ("maximum", "minimum"):
+                ub = max(b)
+            bounds.append(ub if ub is not None and ub < np.inf else None)
+        return all(bound(a) is not None for step in self._order
+                   if step[0] in ("maximum", "minimum") for a in step[2])
+
+    def fused_source(self, arrays: Sequence[bool], groups: Sequence[Sequence[int]] = (),
+                     nan_free: bool = False) -> str:
         """A numba kernel of this program: one loop over ``n`` shapes computing
         every output (and, with ``groups``, each group's regime: the label whose
         terms hold the most time, as ``runtime`` finds it) in scalar code.
@@ -227,13 +278,17 @@ class Program:
         kernel takes the shapes, the coefficients, the outputs, one int8 array
         per group and ``n``, and returns how many array shapes are not in
         ``(0, 2**53]`` (they are checked, and named, by the caller).
+        ``nan_free``: maxima and minima as Python's ``max`` and ``min``, for
+        coefficients that ``nan_free(coefficients)`` accepts.
         """
-        key = (tuple(arrays), tuple(map(tuple, groups)))
+        key = (tuple(arrays), tuple(map(tuple, groups)), nan_free)
         if key not in self._fused:
             self._fused[key] = self._fused_source(*key)
         return self._fused[key]
 
-    def _fused_source(self, arrays: tuple[bool, ...], groups: tuple[tuple[int, ...], ...]) -> str:
+    def _fused_source(self, arrays: tuple[bool, ...], groups: tuple[tuple[int, ...], ...],
+                      nan_free: bool) -> str:
+        scalar = {**_SCALAR, **_SCALAR_NAN_FREE} if nan_free else _SCALAR
         if not self.fusable:
             raise ValueError("a program with lambdified functions has no fused kernel")
         if groups and not self.terms:
@@ -262,7 +317,7 @@ class Program:
             if fn == "copy":
                 target = dest
             else:
-                body.append(f"v{dest} = " + _SCALAR[fn].format(*(name(a) for a in args)))
+                body.append(f"v{dest} = " + scalar[fn].format(*(name(a) for a in args)))
                 target = self._pinned.get(dest, "")
                 args = (dest,)
             if target.startswith("o"):

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator, Mapping, Pr
 
 import numpy as np
 
-from ..validate import (SHAPE_MAX, InputTypeError, broadcast_shape, hardware_array,
+from ..validate import (SHAPE_MAX, InputTypeError, broadcast_shape, hardware_array, is_masked,
                         positive_array, show, unknown_name)
 from . import cache
 from .operations import SHAPES
@@ -123,7 +123,7 @@ def _shape_input(value: Any, name: str) -> np.ndarray:
         raw = np.asarray(value)
     except (TypeError, ValueError):
         raw = None
-    if raw is None or raw.dtype.kind not in "iuf" or isinstance(value, np.ma.MaskedArray):
+    if raw is None or raw.dtype.kind not in "iuf" or is_masked(value):
         positive_array(value, name)  # raises the message for non-numbers
         raise ValueError(f"{name} must be a number or array of numbers, not {value!r}")
     if raw.dtype.kind in "iu" and raw.size and raw.max() > SHAPE_MAX:
@@ -255,8 +255,10 @@ class Run:
                              "symbol (no per-shape arrays), and no term times")
         if fusable and (engine == "numba" or (engine == "auto" and size >= FAST_MIN_LOADED
                                               and cache.available())):
+            # no maximum can see NaN: Python's max, which numba vectorizes, is exact
+            nan_free = program.nan_free([f for f in fixed[3:] if f is not None])  # all are
             source = program.fused_source(tuple(f is None for f in fixed[:3]),
-                                          ev.group_members if terms else ())
+                                          ev.group_members if terms else (), nan_free)
             if engine == "numba" or fast_pays(size, cache.loaded(source), program.numpy_shapes):
                 part.kernel = cache.compile_kernel(source)
         if part.kernel is None:

@@ -272,17 +272,7 @@ class Linear:
         >>> linear("mxfp8_cublas").unsupported_reason(hardware("h100"))[:38]
         "recipe 'mxfp8_cublas' needs MX block-s"
         """
-        lacking = sorted(d for d in self.dtypes if not hw.supports(d))
-        if lacking:
-            return (f"recipe {self.recipe.name!r} needs {'/'.join(lacking)} GEMMs, but "
-                    f"{hw.name} has no dense {'/'.join(lacking)} peak; pick a GPU that has "
-                    f"one (e.g. {'B200' if 'fp4' in lacking else 'H100 SXM'}) or another recipe")
-        missing = [f for f in self.recipe.block_scaled if not hw.supports_block_scaling(f)]
-        if missing:
-            return (f"recipe {self.recipe.name!r} needs {'/'.join(missing).upper()} "
-                    f"block-scaled GEMMs, which {hw.name} does not run in hardware; pick a "
-                    "GPU that does (e.g. B200) or a per-tensor/rowwise recipe")
-        return None
+        return self.recipe.unsupported_reason(hw)
 
     @cached_property
     def compiled(self) -> CompiledTerms | BoundTerms:

@@ -26,6 +26,7 @@ from typing import Callable, Iterable, Mapping
 
 import sympy
 
+from ..devices import Hardware
 from ..symbols import K, M, N
 from ..validate import choice, unknown_name
 from .formats import element, scaling
@@ -213,6 +214,26 @@ class Recipe:
                 raise ValueError(f"{fmt.name} is a scale format, not a GEMM input")
             peaks.add(fmt.compute)
         return peaks
+
+    def unsupported_reason(self, hw: Hardware) -> str | None:
+        """Why this recipe cannot run on ``hw`` (a GEMM dtype or block scaling
+        it lacks), or None; known before any model is built.
+
+        >>> from roofline_sym.devices import hardware
+        >>> recipe("mxfp8_cublas").unsupported_reason(hardware("h100"))[:38]
+        "recipe 'mxfp8_cublas' needs MX block-s"
+        """
+        lacking = sorted(d for d in {"bf16"} | self.dtypes if not hw.supports(d))
+        if lacking:
+            return (f"recipe {self.name!r} needs {'/'.join(lacking)} GEMMs, but "
+                    f"{hw.name} has no dense {'/'.join(lacking)} peak; pick a GPU that has "
+                    f"one (e.g. {'B200' if 'fp4' in lacking else 'H100 SXM'}) or another recipe")
+        missing = [f for f in self.block_scaled if not hw.supports_block_scaling(f)]
+        if missing:
+            return (f"recipe {self.name!r} needs {'/'.join(missing).upper()} "
+                    f"block-scaled GEMMs, which {hw.name} does not run in hardware; pick a "
+                    "GPU that does (e.g. B200) or a per-tensor/rowwise recipe")
+        return None
 
 
 # ---------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 from ..devices import Hardware, hardware
 from ..model.layer import Linear, linear
 from ..model.presets import describe, describe_models, options
-from ..model.recipes import SEED_SCALINGS, list_recipes
+from ..model.recipes import SEED_SCALINGS, list_recipes, recipe as get_recipe
 from ..model.term import RegimeSummary
 from ..solve.piecewise import NumericBreakEven
 from ..solve.result import BreakEven
@@ -458,15 +458,17 @@ def overview(hw: Hardware, cubes: Iterable[int] = (1024, 2048, 4096, 8192, 16384
              f"{'M*':>7}  {'regime at M*':<24}" + "".join(f"{c:>7}" for c in cubes)]
     skipped = []
     for name in list_recipes("training", opts.recipe_table):
-        m = linear(name, mode="training", fuse=fuse, preset=preset)
-        if m.unsupported_reason(hw):
+        # checked on the recipe: a model that will not run is not built
+        if get_recipe(name, "training", opts.recipe_table,
+                      opts.torch_compile_limitations).unsupported_reason(hw):
             skipped.append(name)
             continue
+        m = linear(name, mode="training", fuse=fuse, preset=preset)
         mb = m.on(hw)
         cube, cube_regime = as_numeric(breakeven(mb, along="cube")).headline()
         fixed, fixed_regime = as_numeric(
             breakeven(mb, solve_for="M", K=fixed_kn, N=fixed_kn)).headline()
-        speedup = mb.evaluate(x, x, x)["speedup"]
+        speedup = mb.evaluate(x, x, x, outputs=("speedup",))["speedup"]
         span = f"{_span(band(mb)):>13}" if band is not None else ""
         label = name + ("  [seed document only]" if name in SEED_SCALINGS else "")
         lines.append(f"{label:<34}{cube:>7}{span}  {cube_regime:<24}{fixed:>7}  "

@@ -12,6 +12,7 @@ otherwise.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
@@ -129,12 +130,22 @@ def trim(c: Sequence[Fraction]) -> tuple[Fraction, ...]:
 
 
 def combine(polys: Sequence[Sequence[Fraction]], signs: Sequence[int]) -> tuple[Fraction, ...]:
-    """``sum(sign * poly)``, trimmed."""
-    out = [Fraction(0)] * max((len(p) for p in polys), default=0)
+    """``sum(sign * poly)``, trimmed.
+
+    Summed as integers over the common denominator, one division at the end:
+    exactly the Fractions' sum, without a gcd at every addition (the
+    break-even sweep's hot spot).
+
+    >>> combine([(Fraction(1, 3), Fraction(1, 2)), (Fraction(1, 6),)], [1, -1])
+    (Fraction(1, 6), Fraction(1, 2))
+    """
+    n = max((len(p) for p in polys), default=0)
+    den = math.lcm(*(c.denominator for p in polys for c in p))
+    nums = [0] * n
     for p, s in zip(polys, signs):
         for i, c in enumerate(p):
-            out[i] += s * c
-    return trim(out)
+            nums[i] += s * c.numerator * (den // c.denominator)
+    return trim([Fraction(v, den) for v in nums])
 
 
 def horner(c: Sequence[float], t: float) -> float:
