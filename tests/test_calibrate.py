@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import roofline_sym as rs
-from roofline_sym.fidelity.own_gpu import timing as ms
+from roofline_sym.fidelity.own_gpu import components, timing as ms
+from roofline_sym.fidelity.own_gpu import measurement_file as mfile
 from roofline_sym.fidelity.own_gpu.hardware_fit import Calibration, fit, hardware_values, synthesize
 from roofline_sym.devices import HardwareError
 
@@ -70,15 +71,15 @@ def test_size_dependent_efficiency_maps_onto_the_linear_model():
                               scaling_efficiency={})
     cal = Calibration(hw, cal.base, cal.values, fixed)
     M, K, N = np.array([[512.0, 1024, 8192], [512, 4096, 8192], [512, 1024, 28672]])
-    lowp = [f"gemm.fp8_tensorwise.{g}" for g in ms.GEMM_NAMES] + [
-        c for c in ms.COMPONENTS if c.startswith("cast.tensorwise.")]
-    base = [f"gemm.bf16.{g}" for g in ms.GEMM_NAMES]
+    lowp = [f"gemm.fp8_tensorwise.{g}" for g in components.GEMM_NAMES] + [
+        c for c in components.COMPONENTS if c.startswith("cast.tensorwise.")]
+    base = [f"gemm.bf16.{g}" for g in components.GEMM_NAMES]
 
     def total(comps):
         out = 0
         for c in comps:
-            d, f, b = ms.costs([c] * 3, M, K, N)
-            out = out + ms.model_times(*cal.costs(d, f, b), cal.parameters())
+            d, f, b = components.costs([c] * 3, M, K, N)
+            out = out + components.model_times(*cal.costs(d, f, b), cal.parameters())
         return out
 
     got = cal.evaluate(rs.linear("tensorwise"), M, K, N)["speedup"]
@@ -204,7 +205,7 @@ def test_real_measurements_alias_the_gpu_name(tmp_path):
     meas = synthesize("h200", ms.grid("quick"), TRUTH, noise=0.0)
     n = len(meas)
     columns = {**meas.columns, "gpu": ("NVIDIA H200",) * n, "torch": ("2.13.0",) * n}
-    real = ms.Measurements(meas.cases, meas.time_s, columns, comments=(), source="run.csv")
+    real = mfile.Measurements(meas.cases, meas.time_s, columns, comments=(), source="run.csv")
     cal = fit(real)  # the file's GPU picks the base entry
     assert cal.base.name == "H200 SXM" and cal.hardware.aliases == ("NVIDIA H200",)
     assert "torch 2.13.0" in cal.meas_sources["MEAS"]
@@ -229,7 +230,7 @@ def test_fit_errors_are_clear():
     assert fit(meas).base.name == "H200 SXM"  # the GPU a synthetic file models
     with pytest.raises(ValueError, match="GPU 'Some GPU' is not in the "
                                          "default dataset; pass hardware="):
-        fit(ms.Measurements(meas.cases, meas.time_s,
+        fit(mfile.Measurements(meas.cases, meas.time_s,
                             {**meas.columns, "gpu": ("Some GPU",) * len(meas)}))
     with pytest.raises(ValueError, match=r"unknown hardware value\(s\) \['eta_fp4'\]"):
         synthesize("h200", ms.grid("quick"), {"eta_fp4": 0.5})

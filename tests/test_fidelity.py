@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import roofline_sym as rs
-from roofline_sym.fidelity.own_gpu import timing as ms
+from roofline_sym.fidelity.own_gpu import measurement_file as mfile, timing as ms
 from roofline_sym.fidelity.own_gpu.hardware_fit import fit, synthesize
 from roofline_sym.fidelity import cli, composed_components, report, sample_path
 
@@ -19,7 +19,7 @@ SAMPLE_T0 = {"bf16": 5e-6, "fp8": 5e-6}
 
 @pytest.fixture(scope="module")
 def sample():
-    return ms.read_csv(sample_path())
+    return mfile.read_csv(sample_path())
 
 
 @pytest.fixture(scope="module")
@@ -136,12 +136,12 @@ def test_calibrated_may_be_given_as_a_calibration_a_hardware_or_a_file(sample, t
 def test_hardware_comes_from_the_files_gpu_or_must_be_given(sample):
     # a synthetic file names the GPU it models
     assert report(sample, calibrated=False).hardware.name == "H200 SXM"
-    unknown = ms.Measurements(sample.cases, sample.time_s,
+    unknown = mfile.Measurements(sample.cases, sample.time_s,
                               {**sample.columns, "gpu": ("Some GPU",) * len(sample)},
                               source="run.csv")
     with pytest.raises(ValueError, match="pass hardware="):
         report(unknown)
-    real = ms.Measurements(sample.cases, sample.time_s,
+    real = mfile.Measurements(sample.cases, sample.time_s,
                            {**sample.columns, "gpu": ("NVIDIA H100 80GB HBM3",) * len(sample)},
                            source="run.csv")
     assert report(real, calibrated=False).hardware.name == "H100 SXM"
@@ -174,7 +174,7 @@ def test_stale_bytes_in_a_file_are_noted():
     meas = synthesize("h200", ms.grid("quick"), noise=0.0)
     columns = dict(meas.columns)
     columns["bytes"] = ("1",) + columns["bytes"][1:]
-    changed = ms.Measurements(meas.cases, meas.time_s, columns, meas.comments)
+    changed = mfile.Measurements(meas.cases, meas.time_s, columns, meas.comments)
     assert "1 rows' bytes or FLOPs differ" in report(changed, "h200").notes[0]
 
 
