@@ -210,7 +210,7 @@ def _rows():
 def test_csv_round_trip_with_schema_and_comments():
     rows = _rows()
     buf = io.StringIO()
-    assert mfile.write_csv(rows, buf, comments=["first", "second\nthird"]) == len(rows)
+    assert mfile.write_measurements(rows, buf, comments=["first", "second\nthird"]) == len(rows)
     text = buf.getvalue()
     assert text.splitlines()[:4] == ["# roofline_sym measurements, schema 1", "# first",
                                      "# second", "# third"]
@@ -237,28 +237,28 @@ def _sample_text():
 
 @pytest.mark.parametrize("edit, message", [
     (lambda t: t.replace(",time_s", ",seconds"),
-     "missing column(s) 'time_s' (line 2 is the header"),
-    (lambda t: t.replace("1.2e-05", "fast"), "line 4, column 'time_s': 'fast' is not a number"),
-    (lambda t: t.replace("1.2e-05", ""), "line 4, column 'time_s': '' is not a number"),
-    (lambda t: t.replace("1.2e-05", "-1e-5"), "line 4, column 'time_s': '-1e-5' is not positive"),
-    (lambda t: t.replace("1.2e-05", "inf"), "line 4, column 'time_s': 'inf' is not finite"),
+     "line 2: missing column(s) 'time_s' (required:"),
+    (lambda t: t.replace("1.2e-05", "fast"), "line 4, column time_s: 'fast' is not a number"),
+    (lambda t: t.replace("1.2e-05", ""), "line 4, column time_s: '' is not a number"),
+    (lambda t: t.replace("1.2e-05", "-1e-5"), "line 4, column time_s: '-1e-5' is not positive"),
+    (lambda t: t.replace("1.2e-05", "inf"), "line 4, column time_s: 'inf' is not finite"),
     (lambda t: t.replace("cube,cube-512,512", "cube,cube-512,512.5"),
-     "line 4, column 'M': '512.5' is not an integer"),
+     "line 4, column M: '512.5' is not an integer"),
     (lambda t: t.replace("gemm.bf16.output", "gemm.int8.output"),
-     "line 4, column 'component': unknown component 'gemm.int8.output'"),
+     "line 4, column component: unknown component 'gemm.int8.output'"),
     (lambda t: t.replace("cube,cube-512,512", "cube,cube-512,1e300"),
-     "line 4, column 'M': '1e300' is beyond 2**53"),
+     "line 4, column M: '1e300' is beyond 2**53"),
     (lambda t: t.replace("cube,cube-512,512", "cube,cube-512,100000000000000000"),
-     "line 4, column 'M': '100000000000000000' is beyond 2**53"),
+     "line 4, column M: '100000000000000000' is beyond 2**53"),
     (lambda t: t.replace("cube,cube-512,512", "cube,cube-512,9007199254740993"),
-     "line 4, column 'M': '9007199254740993' is beyond 2**53"),
+     "line 4, column M: '9007199254740993' is beyond 2**53"),
     (lambda t: t.replace("1.2e-05", "1e-300"),
-     "line 4, column 'time_s': '1e-300': 1e-300 s is outside [1e-08, 10000] s"),
-    (lambda t: t.replace("1.2e-05", "1e6"), "column 'time_s': '1e6': 1e+06 s is outside"),
+     "line 4, column time_s: '1e-300': 1e-300 s is outside [1e-08, 10000] s"),
+    (lambda t: t.replace("1.2e-05", "1e6"), "column time_s: '1e6': 1e+06 s is outside"),
     (lambda t: t.replace("cube,cube-512", "cube,cube\x1b[2J"),
-     "line 4, column 'shape': 'cube\\x1b[2J' contains control characters"),
-    (lambda t: t.replace("1.2e-05", "1\x00"), "line 4, column 'time_s': '1\\x00' is not a number"),
-    (lambda t: t.replace("1,micro", "2,micro"), "line 3, column 'schema': '2' is not a supported"),
+     "line 4, column shape: 'cube\\x1b[2J' contains control characters"),
+    (lambda t: t.replace("1.2e-05", "1\x00"), "line 4, column time_s: '1\\x00' is not a number"),
+    (lambda t: t.replace("1,micro", "2,micro"), "line 3, column schema: '2' is not a supported"),
     (lambda t: t.replace(",2.5e-06", ""), "line 3: 7 fields, but the header has 8"),
     (lambda t: "# nothing\n", "no header row"),
     (lambda t: t.split("1,micro")[0], "no measurement rows after the header"),
@@ -300,7 +300,7 @@ def test_harness_grid_loop_and_csv_work_without_torch():
         from roofline_sym.fidelity.own_gpu import hardware_fit as calibrate
         timer = lambda f, warmup, repeats: [1e-5] * repeats
         rows = list(ms.run(ms.grid("quick"), lambda c: c, timer))
-        buf = io.StringIO(); mfile.write_csv(rows, buf)
+        buf = io.StringIO(); mfile.write_measurements(rows, buf)
         assert len(mfile.parse_csv(buf.getvalue())) == len(rows) == 114
         try:
             ms.measure("out.csv")

@@ -49,7 +49,7 @@ from ...model.term import roofline_piece_times
 from .components import Case, model_times
 from .timing import RepeatPolicy, grid, run
 from ..published_tables.joint_fit import fit_speedups
-from .measurement_file import SYNTHETIC_GPU, Measurements, parse_csv, read_csv, write_csv
+from .measurement_file import SYNTHETIC_GPU, Measurements, parse_csv, read_csv, write_measurements
 
 __all__ = ["Calibration", "fit", "fit_speedups", "synthesize", "hardware_values",
            "resolve_hardware"]
@@ -581,5 +581,5 @@ def synthesize(hardware: Hardware | str, cases: Any = None,
         *comments,
     ]
     buf = io.StringIO()
-    write_csv(rows, buf, comments)
+    write_measurements(rows, buf, comments)
     return parse_csv(buf.getvalue(), "<synthetic>")

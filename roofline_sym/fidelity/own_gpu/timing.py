@@ -39,7 +39,7 @@ from ...numeric.shapes import shape_set
 from ...validate import unknown_name
 from .components import COMPONENTS, Case, check_component, costs, model_times
 from .cuda import CudaEventTimer, TorchOps, clock_reader, torch_cuda, torch_env
-from .measurement_file import SCHEMA, CsvWriter
+from .measurement_file import SCHEMA, MeasurementWriter
 
 __all__ = ["RepeatPolicy", "GRIDS", "default_grid", "grid", "run", "estimate_seconds",
            "measure", "CUBES", "LLAMA_TOKENS", "COPY_ELEMENTS"]
@@ -261,7 +261,7 @@ def measure(out: str | os.PathLike[str], grid_name: str | Iterable[Case] = "defa
     started = time.perf_counter()
     out = Path(out)
     with open(out, "w", newline="", encoding="utf-8") as f:
-        writer = CsvWriter(f, comments=[
+        writer = MeasurementWriter(f, comments=[
             f"gpu: {env.get('gpu', '')}; torch {env.get('torch', '')}; CUDA {env.get('cuda', '')}",
             f"timing: median of {policy.min_repeats}..{policy.max_repeats} repeats after "
             f"{policy.warmup} warm-up calls"
