@@ -34,19 +34,17 @@ ValueError: eta_fp8 = 1e-300 is outside (0.01, 1] (an efficiency fraction)
 from __future__ import annotations
 
 import ast
-import contextlib
 import difflib
 import math
 import numbers
 import os
 import re
 import reprlib
-import stat
 import sys
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import sympy
@@ -57,9 +55,10 @@ __all__ = [
     "SHAPE_MAX", "MAX_ELEMENTS", "MAX_ROWS", "InputTypeError", "Range", "RANGES",
     "FIELD_KINDS", "field_kind", "symbol_kind", "check_range", "hardware_array", "plausible",
     "show", "escape", "label", "has_control", "text", "choice", "unknown_name", "items", "count",
-    "parse_number", "is_masked", "positive_array", "positive_number", "broadcast_shape", "check_size",
+    "parse_number", "is_masked", "positive_array", "positive_number", "broadcast_shape",
+    "check_size",
     "formula", "expression",
-    "nested_input", "path", "read_text", "MAX_FILE_BYTES",
+    "path",
 ]
 
 SHAPE_MAX = 2 ** 53  # beyond it float64 stops counting elements exactly (and 2MKN overflows)
@@ -689,52 +688,3 @@ def path(value: Any, what: str = "path") -> str:
                          f"{_type(value)} {show(value)}")
 
 
-
-# a data file read whole: far beyond any hardware, shape or measurement file
-MAX_FILE_BYTES = 256 * 2 ** 20
-
-
-def data_file(value: Any, what: str) -> str:
-    """The path of a data file to read: a regular file (not a device or a pipe
-    that never ends) of at most ``MAX_FILE_BYTES``; errors name the file."""
-    name = path(value, what)
-    shown = label(name)
-    try:
-        info = os.stat(name)
-    except OSError as exc:
-        raise ValueError(f"{shown}: cannot read {what} ({exc.strerror})") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise ValueError(f"{shown}: cannot read {what} (not a regular file)")
-    if info.st_size > MAX_FILE_BYTES:
-        raise ValueError(f"{shown}: cannot read {what} ({info.st_size} bytes; at most "
-                         f"{MAX_FILE_BYTES})")
-    return name
-
-
-def read_text(value: Any, what: str) -> tuple[str, str]:
-    """``(path, text)`` of a UTF-8 data file (``data_file``; a byte-order mark
-    reads like none)."""
-    name = data_file(value, what)
-    shown = label(name)
-    try:
-        with open(name, "rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise ValueError(f"{shown}: cannot read {what} ({exc.strerror})") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise ValueError(f"{shown}: cannot read {what} (more than {MAX_FILE_BYTES} bytes)")
-    try:
-        return name, raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{shown}: cannot read {what} (not UTF-8 text: {exc.reason} at "
-                         f"byte {exc.start})") from None
-
-
-@contextlib.contextmanager
-def nested_input(origin: str, what: str = "file") -> Iterator[None]:
-    """Turn a parser's ``RecursionError`` (deeply nested arrays or tables) into a
-    ValueError naming the file."""
-    try:
-        yield
-    except RecursionError:
-        raise ValueError(f"{origin}: the {what} is nested too deeply to read") from None

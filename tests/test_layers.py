@@ -17,8 +17,8 @@ PACKAGE = Path(rs.__file__).parent
 
 # bottom up; a layer is a top-level module or subpackage of roofline_sym
 LAYERS = [
-    ("validate", "symbols", "renderers", "_version"),  # foundations: checks, the symbol
-    # factory, writers, the version
+    ("validate", "datafile", "symbols", "renderers", "_version"),  # foundations: checks,
+    # data files read and written, the symbol factory, LaTeX writers, the version
     ("devices",),   # hardware entries, datasets, TOML files, sources
     ("evaluation",),  # expressions to numbers: code generation, runtime, kernel cache, dask
     ("model",),     # formats, terms and the roofline, GEMMs, recipes, presets, Linear

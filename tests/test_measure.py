@@ -9,9 +9,12 @@ import numpy as np
 import pytest
 
 import roofline_sym as rs
-from roofline_sym.fidelity.own_gpu import timing as ms
+from roofline_sym.fidelity.own_gpu import components, cuda, timing as ms
+from roofline_sym.fidelity.own_gpu import measurement_file as mfile
 from roofline_sym.fidelity.own_gpu.hardware_fit import hardware_values
-from roofline_sym.fidelity.own_gpu.timing import COLUMNS, COMPONENTS, Case, RepeatPolicy, parse_csv
+from roofline_sym.fidelity.own_gpu.components import COMPONENTS, Case
+from roofline_sym.fidelity.own_gpu.measurement_file import COLUMNS, parse_csv
+from roofline_sym.fidelity.own_gpu.timing import RepeatPolicy
 
 H200 = hardware_values(rs.hardware("h200"))
 
@@ -24,8 +27,8 @@ def test_every_cast_kernel_of_the_measured_recipes_has_an_implementation():
         _, r, role, kernel = comp.split(".")
         used.add((r, "weight" if role == "weight" else "act", kernel))
         Case(comp, 64, 32, 48).op  # resolves, or says which kernel has no implementation
-    assert used == set(ms.CAST_IMPLS), "CAST_IMPLS has stale or missing kernels"
-    n_kernels = sum(len(ks) for r in ms.CAST_RECIPES
+    assert used == set(components.CAST_IMPLS), "CAST_IMPLS has stale or missing kernels"
+    n_kernels = sum(len(ks) for r in components.CAST_RECIPES
                     for ks in rs.linear(r, fuse=False).recipe.kernels.values())
     assert len(casts) == n_kernels == 18
 
@@ -53,23 +56,23 @@ def test_case_op_follows_the_training_layouts(component, op):
 def test_model_times_equal_the_linear_models_terms(shape):
     M, K, N = shape
     comps = [c for c in COMPONENTS if not c.startswith("micro.")]
-    d, f, b = ms.costs(comps, M, K, N)
-    times = ms.model_times(d, f, b, H200)
+    d, f, b = components.costs(comps, M, K, N)
+    times = components.model_times(d, f, b, H200)
     for comp, t in zip(comps, times):
-        term = ms.model_term(comp).xreplace(rs.hardware("h200").parameters)
+        term = components.model_term(comp).xreplace(rs.hardware("h200").parameters)
         expected = float(term.expr.subs({rs.M: M, rs.K: K, rs.N: N}))
         assert t == pytest.approx(expected, rel=1e-12), comp
 
 
 def test_components_compose_to_the_models_speedup():
     M, K, N = np.array([[512.0, 4096, 16384], [512, 8192, 8192], [512, 1024, 28672]])
-    for recipe in ms.CAST_RECIPES:
-        lowp = [f"gemm.fp8_{recipe}.{g}" for g in ms.GEMM_NAMES] + [
+    for recipe in components.CAST_RECIPES:
+        lowp = [f"gemm.fp8_{recipe}.{g}" for g in components.GEMM_NAMES] + [
             c for c in COMPONENTS if c.startswith(f"cast.{recipe}.")]
-        base = [f"gemm.bf16.{g}" for g in ms.GEMM_NAMES]
+        base = [f"gemm.bf16.{g}" for g in components.GEMM_NAMES]
 
         def total(comps):
-            return sum(ms.model_times(*ms.costs([c] * 3, M, K, N), H200) for c in comps)
+            return sum(components.model_times(*components.costs([c] * 3, M, K, N), H200) for c in comps)
 
         want = rs.linear(recipe, fuse=False, efficiency="flat").on(
             rs.hardware("h200")).evaluate(M, K, N)["speedup"]
@@ -185,7 +188,7 @@ def test_run_skips_an_op_that_fails_and_every_case_sharing_it():
     rows = list(ms.run(cases, make_op, FakeTimer(), progress=messages.append,
                        on_skip=lambda c, why: skipped.append((c.component, why))))
     assert len(rows) == len(cases) - 3
-    assert sorted(c for c, _ in skipped) == sorted(f"gemm.fp8_rowwise.{g}" for g in ms.GEMM_NAMES)
+    assert sorted(c for c, _ in skipped) == sorted(f"gemm.fp8_rowwise.{g}" for g in components.GEMM_NAMES)
     assert skipped[0][1] == "RuntimeError: CUDA error: no rowwise fp8 here"
     assert any("skipped" in m for m in messages)
 
@@ -207,7 +210,7 @@ def _rows():
 def test_csv_round_trip_with_schema_and_comments():
     rows = _rows()
     buf = io.StringIO()
-    assert ms.write_csv(rows, buf, comments=["first", "second\nthird"]) == len(rows)
+    assert mfile.write_measurements(rows, buf, comments=["first", "second\nthird"]) == len(rows)
     text = buf.getvalue()
     assert text.splitlines()[:4] == ["# roofline_sym measurements, schema 1", "# first",
                                      "# second", "# third"]
@@ -234,28 +237,28 @@ def _sample_text():
 
 @pytest.mark.parametrize("edit, message", [
     (lambda t: t.replace(",time_s", ",seconds"),
-     "missing column(s) 'time_s' (line 2 is the header"),
-    (lambda t: t.replace("1.2e-05", "fast"), "line 4, column 'time_s': 'fast' is not a number"),
-    (lambda t: t.replace("1.2e-05", ""), "line 4, column 'time_s': '' is not a number"),
-    (lambda t: t.replace("1.2e-05", "-1e-5"), "line 4, column 'time_s': '-1e-5' is not positive"),
-    (lambda t: t.replace("1.2e-05", "inf"), "line 4, column 'time_s': 'inf' is not finite"),
+     "line 2: missing column(s) 'time_s' (required:"),
+    (lambda t: t.replace("1.2e-05", "fast"), "line 4, column time_s: 'fast' is not a number"),
+    (lambda t: t.replace("1.2e-05", ""), "line 4, column time_s: '' is not a number"),
+    (lambda t: t.replace("1.2e-05", "-1e-5"), "line 4, column time_s: '-1e-5' is not positive"),
+    (lambda t: t.replace("1.2e-05", "inf"), "line 4, column time_s: 'inf' is not finite"),
     (lambda t: t.replace("cube,cube-512,512", "cube,cube-512,512.5"),
-     "line 4, column 'M': '512.5' is not an integer"),
+     "line 4, column M: '512.5' is not an integer"),
     (lambda t: t.replace("gemm.bf16.output", "gemm.int8.output"),
-     "line 4, column 'component': unknown component 'gemm.int8.output'"),
+     "line 4, column component: unknown component 'gemm.int8.output'"),
     (lambda t: t.replace("cube,cube-512,512", "cube,cube-512,1e300"),
-     "line 4, column 'M': '1e300' is beyond 2**53"),
+     "line 4, column M: '1e300' is beyond 2**53"),
     (lambda t: t.replace("cube,cube-512,512", "cube,cube-512,100000000000000000"),
-     "line 4, column 'M': '100000000000000000' is beyond 2**53"),
+     "line 4, column M: '100000000000000000' is beyond 2**53"),
     (lambda t: t.replace("cube,cube-512,512", "cube,cube-512,9007199254740993"),
-     "line 4, column 'M': '9007199254740993' is beyond 2**53"),
+     "line 4, column M: '9007199254740993' is beyond 2**53"),
     (lambda t: t.replace("1.2e-05", "1e-300"),
-     "line 4, column 'time_s': '1e-300': 1e-300 s is outside [1e-08, 10000] s"),
-    (lambda t: t.replace("1.2e-05", "1e6"), "column 'time_s': '1e6': 1e+06 s is outside"),
+     "line 4, column time_s: '1e-300': 1e-300 s is outside [1e-08, 10000] s"),
+    (lambda t: t.replace("1.2e-05", "1e6"), "column time_s: '1e6': 1e+06 s is outside"),
     (lambda t: t.replace("cube,cube-512", "cube,cube\x1b[2J"),
-     "line 4, column 'shape': 'cube\\x1b[2J' contains control characters"),
-    (lambda t: t.replace("1.2e-05", "1\x00"), "line 4, column 'time_s': '1\\x00' is not a number"),
-    (lambda t: t.replace("1,micro", "2,micro"), "line 3, column 'schema': '2' is not a supported"),
+     "line 4, column shape: 'cube\\x1b[2J' contains control characters"),
+    (lambda t: t.replace("1.2e-05", "1\x00"), "line 4, column time_s: '1\\x00' is not a number"),
+    (lambda t: t.replace("1,micro", "2,micro"), "line 3, column schema: '2' is not a supported"),
     (lambda t: t.replace(",2.5e-06", ""), "line 3: 7 fields, but the header has 8"),
     (lambda t: "# nothing\n", "no header row"),
     (lambda t: t.split("1,micro")[0], "no measurement rows after the header"),
@@ -271,14 +274,14 @@ def test_a_byte_order_mark_reads_like_none(tmp_path):
     path = tmp_path / "bom.csv"
     path.write_text(_sample_text(), encoding="utf-8-sig")  # the mark before the first comment
     assert path.read_bytes().startswith(b"\xef\xbb\xbf#")
-    m = ms.read_csv(path)
-    assert len(m) == 2 and m.comments[0] == ms.HEADER_LINE
+    m = mfile.read_csv(path)
+    assert len(m) == 2 and m.comments[0] == mfile.HEADER_LINE
     assert len(parse_csv("\ufeff" + _sample_text())) == 2
 
 
 def test_read_csv_of_a_missing_file(tmp_path):
     with pytest.raises(ValueError, match="cannot read measurement file"):
-        ms.read_csv(tmp_path / "nope.csv")
+        mfile.read_csv(tmp_path / "nope.csv")
 
 
 def test_optional_columns_may_be_empty_or_absent():
@@ -291,16 +294,17 @@ def test_harness_grid_loop_and_csv_work_without_torch():
     code = textwrap.dedent("""
         import io, sys
         sys.modules["torch"] = None          # any `import torch` now fails
-        from roofline_sym.fidelity.own_gpu import timing as ms
+        from roofline_sym.fidelity.own_gpu import cuda, timing as ms
+        from roofline_sym.fidelity.own_gpu import measurement_file as mfile
         from roofline_sym import fidelity
         from roofline_sym.fidelity.own_gpu import hardware_fit as calibrate
         timer = lambda f, warmup, repeats: [1e-5] * repeats
         rows = list(ms.run(ms.grid("quick"), lambda c: c, timer))
-        buf = io.StringIO(); ms.write_csv(rows, buf)
-        assert len(ms.parse_csv(buf.getvalue())) == len(rows) == 114
+        buf = io.StringIO(); mfile.write_measurements(rows, buf)
+        assert len(mfile.parse_csv(buf.getvalue())) == len(rows) == 114
         try:
             ms.measure("out.csv")
-        except ms.MeasureError as exc:
+        except cuda.MeasureError as exc:
             print(exc)
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -312,7 +316,7 @@ def test_measure_without_a_gpu_says_so(tmp_path):
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("a CUDA GPU is present")
-    with pytest.raises(ms.MeasureError, match="needs a CUDA GPU"):
+    with pytest.raises(cuda.MeasureError, match="needs a CUDA GPU"):
         ms.measure(tmp_path / "out.csv")
     assert not (tmp_path / "out.csv").exists()
 
@@ -332,7 +336,7 @@ def test_torch_ops_move_the_bytes_the_model_charges(component):
     its outputs: their bytes match the model's, up to the small vectors the
     model leaves out (amax partials, the 4-byte tensorwise scale)."""
     torch = pytest.importorskip("torch")
-    ops = ms.TorchOps(torch, device="cpu", compile=False)
+    ops = cuda.TorchOps(torch, device="cpu", compile=False)
     M, K, N = 64, 32, 48
     case = Case(component, *((M, K, N) if not component.startswith("micro.") else
                              (M if component == "micro.copy" else 1, 1, 1)))
@@ -367,7 +371,7 @@ def test_measure_writes_the_file_with_injected_ops_and_timer(tmp_path):
             out.append(_time.perf_counter() - t0)
         return out
 
-    ops = ms.TorchOps(torch, device="cpu", compile=False)
+    ops = cuda.TorchOps(torch, device="cpu", compile=False)
     cases = [Case(c, 32, 64, 16, "tiny", "test") for c in COMPONENTS if not c.startswith("micro.")]
     cases += [Case("micro.launch", 1, 1, 1), Case("micro.copy", 1024, 1, 1)]
     messages = []
@@ -375,7 +379,7 @@ def test_measure_writes_the_file_with_injected_ops_and_timer(tmp_path):
                       env={"gpu": "cpu", "torch": torch.__version__, "cuda": ""},
                       policy=RepeatPolicy(warmup=1, min_repeats=2, max_repeats=3, target_s=1e-4),
                       progress=messages.append)
-    m = ms.read_csv(path)
+    m = mfile.read_csv(path)
     assert len(m) == len(cases) and m.gpu == "cpu"
     assert m.comments[0] == "roofline_sym measurements, schema 1"
     assert m.comments[-1].startswith("finished: 29 rows")
@@ -392,6 +396,6 @@ def test_measure_without_torch_writes_skips_as_comments(tmp_path):
 
     path = ms.measure(tmp_path / "fake.csv", ms.default_grid(cubes=[512], llama_tokens=[]),
                       make_op=make_op, timer=FakeTimer(), env={"gpu": "Fake"}, progress=None)
-    m = ms.read_csv(path)
+    m = mfile.read_csv(path)
     assert {c.kind for c in m.cases} == {"gemm", "micro"}
     assert sum(c.startswith("skipped cast.") for c in m.comments) == 18

@@ -74,13 +74,13 @@ def test_recipe_spellings_of_the_sources():
 
 
 @pytest.mark.parametrize("column, value, match", [
-    ("gpu", "h1000", r"line 2, column 'gpu': unknown hardware 'h1000'"),
-    ("recipe", "rowwsie", r"line 2, column 'recipe': unknown training recipe 'rowwsie' "
+    ("gpu", "h1000", r"line 2, column gpu: unknown hardware 'h1000'"),
+    ("recipe", "rowwsie", r"line 2, column recipe: unknown training recipe 'rowwsie' "
                           r"\(did you mean 'rowwise'\?\)"),
-    ("workload", "ln-linear-sigmod", r"line 2, column 'workload': .*did you mean "
+    ("workload", "ln-linear-sigmod", r"line 2, column workload: .*did you mean "
                                      r"'ln-linear-sigmoid'"),
-    ("M", "1.5", r"line 2, column 'M': '1.5' is not an integer"),
-    ("measured_speedup", "1e6", r"line 2, column 'measured_speedup'"),
+    ("M", "1.5", r"line 2, column M: '1.5' is not an integer"),
+    ("measured_speedup", "1e6", r"line 2, column measured_speedup"),
 ])
 def test_bad_rows_are_named(tmp_path, column, value, match):
     row = dict(source_id="x", gpu="h100", recipe="rowwise", mode="training",
@@ -199,7 +199,7 @@ def test_unknown_implementation_names_the_row(tmp_path):
     path = tmp_path / "impl.csv"
     path.write_text("source_id,gpu,recipe,mode,workload,M,K,N,measured_speedup,implementation,"
                     "notes\nx,h100,rowwise,inference,gemm,4096,4096,4096,,cutless,\n")
-    with pytest.raises(ValueError, match=r"line 2, column 'implementation'.*cutlass"):
+    with pytest.raises(ValueError, match=r"line 2, column implementation: .*cutlass"):
         fidelity.predict_speedups(path)
 
 

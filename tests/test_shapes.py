@@ -187,18 +187,18 @@ def test_json_file_forms(tmp_path):
 
 
 @pytest.mark.parametrize("row, message", [
-    ("-1,2,3", r"row 2 \(line 3\): column M: '-1' is not positive"),
-    ("1,0,3", "row 2 .*column K: '0' is not positive"),
-    ("1,2,abc", "row 2 .*column N: 'abc' is not a number"),
-    ("1,2,nan", "row 2 .*column N: 'nan' is not finite"),
-    ("1,2,1e400", "row 2 .*column N: '1e400' is not finite"),
-    ("__import__('os'),2,3", "row 2 .*column M: .*is not a number"),
-    ("1,2,2**10", "row 2 .*column N: '2\\*\\*10' is not a number"),
-    ("1.5,2,3", "row 2 .*column M: '1.5' is not an integer"),
-    ("9007199254740993,2,3", "row 2 .*column M: '9007199254740993' is beyond 2\\*\\*53"),
-    ("1,2,3,x", "row 2 .*4 fields, header has 3"),
-    ("1,2", "row 2 .*2 fields, header has 3"),
-    (",2,3", "row 2 .*missing M"),
+    ("-1,2,3", r"bad.csv: line 3, column M: '-1' is not positive"),
+    ("1,0,3", "line 3, column K: '0' is not positive"),
+    ("1,2,abc", "line 3, column N: 'abc' is not a number"),
+    ("1,2,nan", "line 3, column N: 'nan' is not finite"),
+    ("1,2,1e400", "line 3, column N: '1e400' is not finite"),
+    ("__import__('os'),2,3", "line 3, column M: .*is not a number"),
+    ("1,2,2**10", "line 3, column N: '2\\*\\*10' is not a number"),
+    ("1.5,2,3", "line 3, column M: '1.5' is not an integer"),
+    ("9007199254740993,2,3", "line 3, column M: '9007199254740993' is beyond 2\\*\\*53"),
+    ("1,2,3,x", "line 3: 4 fields, but the header has 3"),
+    ("1,2", "line 3: 2 fields, but the header has 3"),
+    (",2,3", "line 3: missing M"),
 ])
 def test_csv_bad_row_is_named(tmp_path, row, message):
     p = tmp_path / "bad.csv"
@@ -208,10 +208,10 @@ def test_csv_bad_row_is_named(tmp_path, row, message):
 
 
 @pytest.mark.parametrize("payload, message", [
-    ([{"M": 1, "K": 1, "N": 1}, {"M": True, "K": 1, "N": 1}], "row 2: M"),
-    ([{"M": 1, "K": 1, "N": 1, "E": 8}], "row 1: unknown key"),
-    ([[1, 2]], r"row 1: expected \[M, K, N\]"),
-    ([{"M": 1, "K": 1, "N": 1, "count": -2}], "row 1: count must be positive"),
+    ([{"M": 1, "K": 1, "N": 1}, {"M": True, "K": 1, "N": 1}], "item 2, key M"),
+    ([{"M": 1, "K": 1, "N": 1, "E": 8}], "item 1: unknown key"),
+    ([[1, 2]], r"item 1: expected \[M, K, N\]"),
+    ([{"M": 1, "K": 1, "N": 1, "count": -2}], "item 1, key count must be positive"),
     ({"rows": []}, "expected a list of shapes"),
     ([], "no shapes"),
 ])
@@ -249,7 +249,8 @@ def test_csv_with_a_byte_order_mark_reads(tmp_path):
 def test_csv_column_given_twice_is_named(tmp_path, header, column):
     p = tmp_path / "twice.csv"
     p.write_text(f"{header}\n" + ",".join(["1"] * len(header.split(","))) + "\n")
-    with pytest.raises(ValueError, match=f"twice.csv: header .*: column '{column}' appears twice"):
+    with pytest.raises(ValueError,
+                       match=f"twice.csv: line 1, column {column}: the header names it twice"):
         ShapeSet.from_file(p)
 
 
@@ -259,7 +260,7 @@ def test_json_key_given_twice_is_named(tmp_path):
     with pytest.raises(ValueError, match="twice.json: key 'M' appears twice"):
         ShapeSet.from_file(p)
     p.write_text('[{"M": 1, "K": 2, "N": 3, "m": 4}]')
-    with pytest.raises(ValueError, match="twice.json: row 1: key 'm' appears twice"):
+    with pytest.raises(ValueError, match="twice.json: item 1: key 'm' appears twice"):
         ShapeSet.from_file(p)
 
 
@@ -330,8 +331,8 @@ def test_long_csv_reads_block_by_block_as_row_by_row(tmp_path, monkeypatch):
     assert s.names[row - 1] == str(row - 1) and s.counts[0] == 1
     lines[n - 10] = f"{n},abc,3,,"
     p.write_text("M,K,N,name,count\n" + "\n".join(lines) + "\n")
-    # the row count skips the blank line; the line number does not
-    with pytest.raises(ValueError, match=f"row {n - 10} \\(line {n - 8}\\): column K: 'abc' "
+    # the line number counts the header and the blank line
+    with pytest.raises(ValueError, match=f"long.csv: line {n - 8}, column K: 'abc' "
                                          "is not a number"):
         ShapeSet.from_file(p)
 

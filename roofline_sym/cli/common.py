@@ -13,7 +13,6 @@ roofline_sym.cli.common.UserError: --shape '1,2,x': not numbers; write e.g. --sh
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
 
+from ..datafile import CsvWriter
 from ..devices import DATASETS, Dataset, Hardware, UnknownHardwareError, dataset, load_hardware
 from ..interop.hf import shape_set
 from ..model.layer import Linear, linear
@@ -247,12 +247,11 @@ def emit(rows: list[dict[str, Any]], args: argparse.Namespace, text: Callable[[]
     if getattr(args, "json", False):
         print(json.dumps(_finite(rows), indent=2, default=_jsonable, allow_nan=False))
     elif getattr(args, "csv", False):
-        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else [],
-                                lineterminator="\n")
-        writer.writeheader()
-        writer.writerows({k: ";".join(map(str, v)) if isinstance(v, (list, tuple)) else
-                          "" if _finite(v) is None else v  # NaN / inf: an empty cell
-                          for k, v in row.items()} for row in rows)
+        writer = CsvWriter(sys.stdout, list(rows[0]) if rows else [])
+        for row in rows:
+            writer.write({k: ";".join(map(str, v)) if isinstance(v, (list, tuple)) else
+                          _finite(v)  # NaN / inf: an empty cell
+                          for k, v in row.items()})
     else:
         text()
 

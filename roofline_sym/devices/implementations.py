@@ -26,7 +26,7 @@ from importlib import resources
 from typing import Any, Mapping
 
 from .. import symbols as S
-from ..validate import choice
+from ..validate import choice, unknown_name
 from .catalog import hardware
 from .entry import Hardware
 from .toml_io import tomllib
@@ -52,12 +52,15 @@ class Profile:
     source: str = ""
 
 
-def check_implementation(name: Any, what: str = "implementation") -> str:
+def check_implementation(name: Any, where: str = "") -> str:
     """``name`` if it is a known implementation (blank: ``torch``), else an
-    error with close matches."""
+    error with close matches, after ``where`` (the place in a file)."""
     if name is None or (isinstance(name, str) and not name.strip()):
         return "torch"
-    return choice(name.strip() if isinstance(name, str) else name, IMPLEMENTATIONS, what)
+    if isinstance(name, str) and name.strip() not in IMPLEMENTATIONS:
+        raise unknown_name("implementation", name.strip(), IMPLEMENTATIONS, where=where)
+    return choice(name.strip() if isinstance(name, str) else name, IMPLEMENTATIONS,
+                  where + "implementation")
 
 
 @cache

@@ -25,8 +25,8 @@ import numpy as np
 
 from . import sources as citations
 from .datasets import Dataset
-from ..validate import (InputTypeError, escape, label as file_label, path as valid_path,
-                        read_text, show)
+from ..datafile import read_text
+from ..validate import InputTypeError, escape, label as file_label, path as valid_path, show
 from .entry import Hardware, HardwareError
 
 if sys.version_info >= (3, 11):

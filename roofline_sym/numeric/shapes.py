@@ -38,10 +38,11 @@ else:  # Python 3.10
     import tomli as tomllib
 
 from ..devices import sources as citations
+from ..datafile import Delimited, data_file, nested_input, parse_json, read_text, where
 from ..validate import (MAX_ELEMENTS, MAX_ROWS, SHAPE_MAX, InputTypeError, broadcast_shape,
-                        check_size, data_file, escape, has_control, label as file_label,
-                        nested_input, parse_number, path as validate_path, positive_array,
-                        read_text, show, text as valid_text, unknown_name)
+                        check_size, escape, has_control, label as file_label, parse_number,
+                        path as validate_path, positive_array, show, text as valid_text,
+                        unknown_name)
 
 __all__ = ["ShapeSet", "RowNames", "shape_set", "list_shape_sets", "grid", "load_shape_sets"]
 
@@ -451,32 +452,32 @@ def _check(kind: str, raw: Mapping[str, Any]) -> dict[str, float]:
                          "{ name, K, N, count } tables")
     seen = set()
     for j, lay in enumerate(layers):
-        where = f"field 'layers', layer #{j + 1}"
+        at = f"field 'layers', layer #{j + 1}"
         if not isinstance(lay, dict):
-            raise ValueError(f"{where}: expected a table {{ name, K, N, count }}")
+            raise ValueError(f"{at}: expected a table {{ name, K, N, count }}")
         stray = set(lay) - _LAYER_FIELDS
         if stray or not {"name", "K", "N", "count"} <= set(lay):
-            raise ValueError(f"{where}: fields must be name, K, N, count and optionally "
+            raise ValueError(f"{at}: fields must be name, K, N, count and optionally "
                              f"blocks, groups, top_k (got {sorted(lay)})")
         if lay["name"] in seen:
-            raise ValueError(f"{where}: name {lay['name']!r} used twice")
+            raise ValueError(f"{at}: name {lay['name']!r} used twice")
         seen.add(lay["name"])
         for d in ("K", "N"):
             v = lay[d]
             if isinstance(v, str):
                 if v not in params:
-                    raise ValueError(f"{where}, {d}: {v!r} is not a parameter of the set "
+                    raise ValueError(f"{at}, {d}: {v!r} is not a parameter of the set "
                                      f"(params: {', '.join(params) or 'none'})")
             else:
-                _positive(v, f"{where}, {d}", strict_type=True, integer=True)
+                _positive(v, f"{at}, {d}", strict_type=True, integer=True)
         for fld in ("count", "blocks", "groups", "top_k"):
             if fld in lay:
-                _positive(lay[fld], f"{where}, {fld}", strict_type=True, integer=True)
+                _positive(lay[fld], f"{at}, {fld}", strict_type=True, integer=True)
         for fld in ("groups", "top_k"):
             if fld in lay and not isinstance(lay[fld], int):
-                raise ValueError(f"{where}, {fld}: expected a whole number, got {show(lay[fld])}")
+                raise ValueError(f"{at}, {fld}: expected a whole number, got {show(lay[fld])}")
         if "top_k" in lay and lay["top_k"] > lay.get("groups", 1):
-            raise ValueError(f"{where}: top_k {lay['top_k']} exceeds the layer's "
+            raise ValueError(f"{at}: top_k {lay['top_k']} exceeds the layer's "
                              f"{lay.get('groups', 1)} experts")
     return params
 
@@ -554,19 +555,18 @@ def _read_csv(path: str) -> _Columns:
     """The columns of a CSV shape file, read a block of rows at a time (a file of
     millions of rows holds no per-row objects); a bad row is named by
     ``_csv_error``, which reads the file again row by row."""
-    import csv  # here, not at import: only shape files need it
-
     shown = file_label(data_file(path, "shape file"))
     parts: dict[str, list[np.ndarray]] = {"M": [], "K": [], "N": [], "count": []}
     names: list[str] = []
     rows = 0
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:
-            reader = csv.reader(f)
-            cols = _csv_header(next(reader, None), shown)
+            table = _csv_table(f, shown)
+            cols = list(table.header)
             index = {c.lower(): i for i, c in enumerate(cols)}
+            raw = table.raw()
             while True:
-                block = list(itertools.islice(reader, _BLOCK))
+                block = list(itertools.islice(raw, _BLOCK))
                 if not block:
                     break
                 columns = _csv_block(block, cols, index)
@@ -584,8 +584,6 @@ def _read_csv(path: str) -> _Columns:
     except UnicodeDecodeError as exc:
         raise ValueError(f"{shown}: cannot read shape file (not UTF-8 text: {exc.reason} at "
                          f"byte {exc.start})") from None
-    except csv.Error as exc:  # a NUL byte, a field beyond the csv module's limit
-        raise ValueError(f"{shown}: line {reader.line_num}: not valid CSV ({exc})") from None
     if not rows:
         raise ValueError(f"{shown}: no shapes in the file")
     out = []
@@ -602,18 +600,19 @@ def _read_csv(path: str) -> _Columns:
     return m, k, n, tuple(names) if named else RowNames(rows), counts
 
 
-def _csv_header(header: list[str] | None, path: str) -> list[str]:
-    if not header:
-        raise ValueError(f"{path}: empty file; expected a header row such as M,K,N,name,count")
-    cols = [c.strip() for c in header]
+def _csv_table(f: Iterable[str], shown: str) -> Delimited:
+    """A shape file's rows (no comment lines: a ``#`` row is a bad row), its header checked."""
+    table = Delimited(f, shown, comments=False, expected="a header row such as M,K,N,name,count")
+    cols = table.header
     unknown = [c for c in cols if c.lower() not in _FILE_COLUMNS]
     if unknown or not {"m", "k", "n"} <= {c.lower() for c in cols}:
-        raise ValueError(f"{path}: header {show(cols)}: columns must be M, K, N and optionally "
-                         "name, count")
+        raise ValueError(f"{where(shown, table.line)}: header {show(list(cols))}: columns must "
+                         "be M, K, N and optionally name, count")
     twice = _repeated(cols)
     if twice:
-        raise ValueError(f"{path}: header {show(cols)}: column {show(twice)} appears twice")
-    return cols
+        raise ValueError(f"{where(shown, table.line, twice)}: the header names it twice "
+                         "(names are case-insensitive)")
+    return table
 
 
 def _whole(v: np.ndarray) -> bool:
@@ -649,7 +648,7 @@ def _csv_block(block: list[list[str]], cols: list[str],
             return None
         try:
             records.append(_parse_record({_FILE_COLUMNS[c.lower()]: v
-                                          for c, v in zip(cols, row)}, "", True))
+                                          for c, v in zip(cols, row)}, "", line=0))
         except ValueError:
             return None
     out = {_FILE_COLUMNS[k]: np.array([r[_FILE_COLUMNS[k]] for r in records], dtype=np.float64)
@@ -661,21 +660,11 @@ def _csv_block(block: list[list[str]], cols: list[str],
 
 def _csv_error(path: str, shown: str) -> NoReturn:
     """Raise the error of the first bad row of a CSV shape file (read row by row)."""
-    import csv
-
     with open(path, encoding="utf-8-sig", newline="") as f:
-        reader = csv.reader(f)
-        cols = _csv_header(next(reader, None), shown)
-        rows = 0
-        for row in reader:
-            if not any(cell.strip() for cell in row):
-                continue  # blank line
-            rows += 1
-            where = f"row {rows} (line {reader.line_num})"
-            if len(row) != len(cols):
-                raise ValueError(f"{shown}: {where}: {len(row)} fields, header has {len(cols)}")
-            _parse_record({_FILE_COLUMNS[c.lower()]: v for c, v in zip(cols, row)},
-                          f"{shown}: {where}", True)
+        table = _csv_table(f, shown)
+        for row in table:
+            _parse_record({_FILE_COLUMNS[c.lower()]: v for c, v in zip(table.header, row)},
+                          shown, line=table.line)
     raise ValueError(f"{shown}: a row could not be read")  # not reached: a row was bad
 
 
@@ -687,7 +676,7 @@ def _read_json(path: str) -> _Columns:
     if not records:
         raise ValueError(f"{shown}: no shapes in the file")
     check_size(len(records), shown, MAX_ELEMENTS)
-    rows = [_parse_record(rec, f"{shown}: {where}", False) for where, rec in records]
+    rows = [_parse_record(rec, shown, item=i) for i, rec in records]
     columns = [np.array([r[d] for r in rows]) for d in ("M", "K", "N", "count")]
     for arr in columns:
         arr.setflags(write=False)
@@ -695,10 +684,6 @@ def _read_json(path: str) -> _Columns:
     named = any(r["name"] for r in rows)
     m, k, n, counts = columns
     return m, k, n, tuple(names) if named else RowNames(len(rows)), counts
-
-
-class _DuplicateKey(Exception):
-    """A JSON object names a key twice (raised while parsing)."""
 
 
 def _repeated(names: Sequence[str]) -> str | None:
@@ -711,68 +696,61 @@ def _repeated(names: Sequence[str]) -> str | None:
     return None
 
 
-def _json_records(text: str, path: str) -> list[tuple[str, dict[str, Any]]]:
-    import json
-
-    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out = dict(pairs)
-        if len(out) < len(pairs):  # json.loads would keep the last silently
-            raise _DuplicateKey(next(k for i, (k, _) in enumerate(pairs)
-                                     if k in dict(pairs[:i])))
-        return out
-
-    try:
-        with nested_input(path, "JSON"):
-            data = json.loads(text, object_pairs_hook=unique_keys)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from None
-    except _DuplicateKey as exc:
-        raise ValueError(f"{path}: key {exc.args[0]!r} appears twice in an object") from None
+def _json_records(text: str, path: str) -> list[tuple[int, dict[str, Any]]]:
+    """``(item number from 1, record)`` for each shape of a JSON shape file."""
+    data = parse_json(text, path)
     if isinstance(data, dict):
         data = data.get("shapes")
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a list of shapes, or an object with a "
                          "'shapes' list")
     out = []
-    for i, rec in enumerate(data):
-        where = f"row {i + 1}"
+    for i, rec in enumerate(data, start=1):
+        at = where(path, item=i)
         if isinstance(rec, list):
             if len(rec) != 3:
-                raise ValueError(f"{path}: {where}: expected [M, K, N], got {show(rec)}")
+                raise ValueError(f"{at}: expected [M, K, N], got {show(rec)}")
             rec = dict(zip("MKN", rec))
         elif isinstance(rec, dict):
             unknown = [k for k in rec if str(k).lower() not in _FILE_COLUMNS]
             if unknown:
-                raise ValueError(f"{path}: {where}: unknown key(s) {unknown}; keys are "
+                raise ValueError(f"{at}: unknown key(s) {unknown}; keys are "
                                  "M, K, N and optionally name, count")
             twice = _repeated([str(k) for k in rec])
             if twice:
-                raise ValueError(f"{path}: {where}: key {twice!r} appears twice "
+                raise ValueError(f"{at}: key {twice!r} appears twice "
                                  "(keys are case-insensitive)")
             rec = {_FILE_COLUMNS[str(k).lower()]: v for k, v in rec.items()}
         else:
-            raise ValueError(f"{path}: {where}: expected an object or [M, K, N], got {show(rec)}")
-        out.append((where, rec))
+            raise ValueError(f"{at}: expected an object or [M, K, N], got {show(rec)}")
+        out.append((i, rec))
     return out
 
 
-def _parse_record(rec: Mapping[str, Any], where: str, csv: bool) -> dict[str, Any]:
+def _parse_record(rec: Mapping[str, Any], source: str, *, line: int | None = None,
+                  item: int | None = None) -> dict[str, Any]:
+    """A shape row's numbers and name; errors name the row by its ``line`` (CSV;
+    cells are text) or ``item`` (JSON; numbers are numbers)."""
+    def place(column: str | None = None) -> str:
+        return where(source, line, column, item=item) if item is None else \
+            where(source, item=item, key=column)
+
+    at = place()
     missing = [d for d in "MKN" if d not in rec or rec[d] in ("", None)]
     if missing:
-        raise ValueError(f"{where}: missing {', '.join(missing)}")
+        raise ValueError(f"{at}: missing {', '.join(missing)}")
     out: dict[str, Any] = {}  # the numbers, then the name
     for d in ("M", "K", "N", "count"):
         raw = rec.get(d, 1) if d == "count" else rec[d]
         if d == "count" and raw in ("", None):
             raw = 1
-        try:
-            out[d] = _positive(raw, f"column {d}" if csv else d, integer=True)
-        except ValueError as exc:
-            raise ValueError(f"{where}: {exc}") from None
+        out[d] = _positive(raw, place(d), integer=True)
     name = rec.get("name")
     if name is not None and (isinstance(name, bool) or not isinstance(name, (str, int, float))):
-        raise ValueError(f"{where}: name must be text, got {show(name)}")
+        raise ValueError(f"{place('name')}: must be text, got "
+                         f"{show(name)}")
     out["name"] = "" if name is None else str(name).strip()
     if has_control(out["name"]):
-        raise ValueError(f"{where}: name {show(out['name'])} contains control characters")
+        raise ValueError(f"{place('name')}: {show(out['name'])} "
+                         "contains control characters")
     return out

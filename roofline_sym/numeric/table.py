@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Collection, Iterable, Iterator, Mapping, 
 
 import numpy as np
 
+from ..datafile import csv_cell
 from ..validate import close_matches, unknown_name
 
 if TYPE_CHECKING:
@@ -235,9 +236,9 @@ def write_csv(tables: Iterable[Table], path_or_file: str | os.PathLike[str] | An
         for table in tables:
             if head is None:
                 head = table.columns
-                f.write(",".join(_csv_text(header(c)) for c in head) + "\n")
+                f.write(",".join(csv_cell(header(c)) for c in head) + "\n")
             if len(table):
-                cells = [_cells(table[c], _csv_text, "", c in whole) for c in head]
+                cells = [_cells(table[c], csv_cell, "", c in whole) for c in head]
                 f.write("\n".join(map(",".join, zip(*cells))) + "\n")
     return out.text
 
@@ -272,18 +273,6 @@ def write_json(tables: Iterable[Table], path_or_file: str | os.PathLike[str] | A
     return out.text
 
 
-def _csv_text(value: Any) -> str:
-    """A value as ``csv.writer`` writes it (quoted where it must be; None empty)."""
-    text = "" if value is None else str(value)
-    if any(c in text for c in ',"\r\n'):
-        import csv
-
-        buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerow([text, ""])
-        return buf.getvalue()[:-2]
-    return text
-
-
 def _cells(column: np.ndarray, encode: Any, nan: str, whole: bool = False,
            prefix: str = "") -> list[str]:
     """A column's cells as text, each preceded by ``prefix``: floats as ``repr``
@@ -300,7 +289,7 @@ def _cells(column: np.ndarray, encode: Any, nan: str, whole: bool = False,
         values, inverse = np.unique(column, return_inverse=True)
     items = values.tolist()
     if kind == "f":
-        if encode is not _csv_text and np.isinf(values).any():
+        if encode is not csv_cell and np.isinf(values).any():
             raise ValueError("Out of range float values are not JSON compliant")
         text = [str(int(v)) if v == v else nan for v in items] if whole else \
             list(map(repr, items))
@@ -308,8 +297,8 @@ def _cells(column: np.ndarray, encode: Any, nan: str, whole: bool = False,
             text = [nan if v != v else t for v, t in zip(items, text)]
     elif kind in "iu":
         text = list(map(str, items))
-    elif encode is _csv_text and kind == "U" or all(isinstance(v, str) for v in items):
-        plain = encode is _csv_text and not any(c in "".join(items) for c in ',"\r\n')
+    elif encode is csv_cell and kind == "U" or all(isinstance(v, str) for v in items):
+        plain = encode is csv_cell and not any(c in "".join(items) for c in ',"\r\n')
         text = items if plain else list(map(encode, items))
     else:
         text = [nan if isinstance(v, float) and v != v else encode(v) for v in items]

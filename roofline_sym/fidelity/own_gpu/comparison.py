@@ -1,12 +1,6 @@
-"""How well the model predicts measurements: published speedups, and measured times.
+"""How well the model predicts the times measured on a GPU of one's own.
 
-Published speedups (``published()``, the shipped table) are predicted row by
-row with ``predict_speedups(table, preset)``; ``published_report()``
-compares the presets on them, source by source, and ``heldout()`` scores
-the default dataset's calibrations on rows left out of their fit.
-
-For a GPU of one's own, measured with ``roofline-sym measure``:
-``report(file)`` compares, for every measured row, the model's time of the
+For a GPU measured with ``roofline-sym measure``: ``report(file)`` compares, for every measured row, the model's time of the
 component with the measured time, and for every shape with all components
 of a recipe, the composed training speedup (bf16 GEMMs over fp8 GEMMs plus
 unfused casts) with the model's.  Errors are summarised per component and
@@ -41,61 +35,10 @@ from ...devices.toml_io import writable_path
 from ...model.layer import linear
 from ...output import plot as figures
 from .hardware_fit import Calibration, fit, hardware_values, resolve_hardware
-from ..published_tables.scorecard import heldout
-from ..published_tables.scorecard import report as published_report
-from ..published_tables.speedup_table import SpeedupTable, published
-from ..published_tables.speedup_table import read as read_speedups
-from ..published_tables.cross_validation import leave_one_source_out
-from ..published_tables.intervals import band, breakeven_range, speedup_band, table_classes
-from ..published_tables.rows import predict as _predict_table
 from .components import CAST_RECIPES, COMPONENTS, GEMM_NAMES, model_times
 from .measurement_file import Measurements, read_csv
 
-__all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components",
-           "predict_speedups", "published", "published_report", "heldout", "SpeedupTable",
-           "read_speedups", "leave_one_source_out", "breakeven_range", "speedup_band"]
-
-
-def predict_speedups(path_or_table: Any, preset: str = "default", *,
-                     unsupported: str = "raise", interval: float | None = None
-                     ) -> Any:
-    """One predicted speedup per row of a speedup table, in row order.
-
-    ``path_or_table``: a CSV file in the schema of the published measurements
-    (``source_id, gpu, recipe, mode, workload, M, K, N, measured_speedup,
-    implementation, notes``; ``measured_speedup`` may be blank or absent and
-    is never read), or rows in memory (see ``speedup_tables.read``).  GPU and
-    recipe names as the sources write them (``mxfp8_cublas`` in inference is
-    ``mxfp8``).  An unknown GPU, recipe, workload or implementation is an
-    error naming the row; ``unsupported="nan"`` leaves whole-model rows NaN
-    instead of raising.
-
-    ``interval`` (a probability such as 0.8, default model only): returns a
-    mapping with ``speedup``, ``low`` and ``high`` arrays, the band from the
-    leave-one-source-out residuals of the row's class (``intervals``): wider
-    for a layer than a GEMM, for a GPU or implementation no measurement
-    calibrated.
-
-    >>> rows = [{"gpu": "b200", "recipe": "mxfp8_cublas", "mode": "inference",
-    ...          "workload": "relu-linear", "M": 8192, "K": 8192, "N": 8192}]
-    >>> p = predict_speedups(rows, interval=0.8)
-    >>> bool(p["low"][0] < p["speedup"][0] < p["high"][0])
-    True
-    """
-    if interval is not None:
-        band([], interval)  # a probability in (0, 1), before any work
-        if preset != "default":
-            raise ValueError("prediction intervals come from the default model's "
-                             "cross-validation: use preset='default'")
-    speedup = _predict_table(path_or_table, preset, unsupported=unsupported)
-    if interval is None:
-        return speedup
-    table = read_speedups(path_or_table)
-    known = np.flatnonzero(np.isfinite(speedup))
-    low, high = np.full(len(table), np.nan), np.full(len(table), np.nan)
-    lo, hi = band(table_classes(table, known), interval)
-    low[known], high[known] = speedup[known] * lo, speedup[known] * hi
-    return {"speedup": speedup, "low": low, "high": high}
+__all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components"]
 
 
 # The fidelity goal for a real run (issue 7), on composed speedups after

@@ -1,12 +1,13 @@
 """The measurement CSV: one row per timed case, ``#`` comment lines, a schema.
 
-``CsvWriter`` and ``write_csv`` write it; ``read_csv`` and ``parse_csv``
+``MeasurementWriter`` and ``write_measurements`` write it (through
+``datafile.CsvWriter``); ``read_csv`` and ``parse_csv``
 read and validate it into ``Measurements``, with errors that name the file,
 line and column.
 
 >>> buf = io.StringIO()
->>> write_csv([{"schema": SCHEMA, "component": "micro.launch", "M": 1, "K": 1, "N": 1,
-...             "time_s": 2.5e-6}], buf, comments=["example"])
+>>> write_measurements([{"schema": SCHEMA, "component": "micro.launch", "M": 1, "K": 1,
+...                      "N": 1, "time_s": 2.5e-6}], buf, comments=["example"])
 1
 >>> m = parse_csv(buf.getvalue())
 >>> m.cases[0].component, m.time_s.tolist(), m.comments
@@ -15,7 +16,6 @@ line and column.
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 import os
@@ -26,8 +26,9 @@ from typing import Any, Iterable, Mapping, TextIO, cast
 
 import numpy as np
 
+from ...datafile import CsvWriter, Delimited, read_text, where
 from ...validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, check_size, has_control,
-                        label as file_label, parse_number, read_text, show)
+                        label as file_label, parse_number, show)
 from .components import Case, check_component, costs
 
 __all__ = [
@@ -36,8 +37,8 @@ __all__ = [
     "HEADER_LINE",
     "COLUMNS",
     "REQUIRED_COLUMNS",
-    "CsvWriter",
-    "write_csv",
+    "MeasurementWriter",
+    "write_measurements",
     "Measurements",
     "read_csv",
     "parse_csv",
@@ -107,37 +108,28 @@ def _cell(value: Any, column: str) -> str:
     return str(value)
 
 
-class CsvWriter:
-    """Writes the header comment, the column header and rows, flushing each row
-    (a run that dies half way keeps what it measured).
+class MeasurementWriter(CsvWriter):
+    """Writes the header comment, the column header and rows (dicts over
+    ``COLUMNS``), flushing each row (a run that dies half way keeps what it
+    measured).
 
     >>> buf = io.StringIO()
-    >>> w = CsvWriter(buf, comments=["example"])
+    >>> w = MeasurementWriter(buf, comments=["example"])
     >>> w.comment("a note")
     >>> buf.getvalue().splitlines()[:2]
     ['# roofline_sym measurements, schema 1', '# example']
     """
 
     def __init__(self, file: TextIO, comments: Iterable[str] = ()):
-        self._file = file
-        for line in (HEADER_LINE, *comments):
-            self.comment(line)
-        self._writer = csv.writer(file, lineterminator="\n")
-        self._writer.writerow(COLUMNS)
-
-    def comment(self, text: str) -> None:
-        for line in str(text).splitlines() or [""]:
-            self._file.write(f"# {line}\n")
-        self._file.flush()
+        super().__init__(file, COLUMNS, (HEADER_LINE, *comments), flush=True)
 
     def write(self, row: Mapping[str, Any]) -> None:
-        self._writer.writerow([_cell(row.get(c), c) for c in COLUMNS])
-        self._file.flush()
+        super().write({c: _cell(row.get(c), c) for c in COLUMNS})
 
 
-def write_csv(rows: Iterable[Mapping[str, Any]],
-              path_or_file: str | os.PathLike[str] | TextIO,
-              comments: Iterable[str] = ()) -> int:
+def write_measurements(rows: Iterable[Mapping[str, Any]],
+                       path_or_file: str | os.PathLike[str] | TextIO,
+                       comments: Iterable[str] = ()) -> int:
     """Write rows (dicts over ``COLUMNS``) as a measurement CSV; returns the row count."""
     if hasattr(path_or_file, "write"):
         # anything with write() is the file; hasattr narrows only its negative branch
@@ -147,7 +139,7 @@ def write_csv(rows: Iterable[Mapping[str, Any]],
 
 
 def _write_rows(f: TextIO, rows: Iterable[Mapping[str, Any]], comments: Iterable[str]) -> int:
-    writer, n = CsvWriter(f, comments), 0
+    writer, n = MeasurementWriter(f, comments), 0
     for row in rows:
         writer.write(row)
         n += 1
@@ -232,7 +224,7 @@ class Measurements:
             for c in ("time_min_s", "time_max_s", "bytes", "flops"):
                 row[c] = float(row[c]) if row[c] not in ("", None) else None
         comments = [c for c in self.comments if c != HEADER_LINE]
-        return write_csv(rows, path_or_file, comments)
+        return write_measurements(rows, path_or_file, comments)
 
 
 def read_csv(path: str | os.PathLike[str]) -> Measurements:
@@ -245,51 +237,26 @@ def parse_csv(text: str, source: str = "<memory>") -> Measurements:
     """Parse measurement CSV text (see ``read_csv``)."""
     if not isinstance(text, str):
         raise InputTypeError(f"parse_csv takes the file's text, not {type(text).__name__}")
-    text = text.removeprefix("\ufeff")
     shown = file_label(source)
-    comments, lines = [], []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.lstrip().startswith("#"):
-            comments.append(line.lstrip()[1:].strip())
-        elif line.strip():
-            lines.append((number, line))
-    if not lines:
-        raise ValueError(f"{shown}: no header row (expected columns {', '.join(COLUMNS)})")
+    lines = text.removeprefix("\ufeff").splitlines(keepends=True)
     check_size(len(lines), shown, MAX_ROWS)
-    reader = csv.reader([line for _, line in lines])
-    try:
-        records = list(reader)
-    except csv.Error as exc:  # a NUL byte, a field beyond the csv module's limit
-        number = lines[min(reader.line_num, len(lines)) - 1][0]
-        raise ValueError(f"{shown}: line {number}: not valid CSV ({exc})") from None
-    header = [h.strip() for h in records[0]]
-    missing = [c for c in REQUIRED_COLUMNS if c not in header]
-    if missing:
-        raise ValueError(f"{shown}: missing column(s) {', '.join(map(repr, missing))} "
-                         f"(line {lines[0][0]} is the header; required: "
-                         f"{', '.join(REQUIRED_COLUMNS)})")
-    if len(set(header)) != len(header):
-        raise ValueError(f"{shown}: line {lines[0][0]}: duplicate column names in the header")
-    if len(records) == 1:
-        raise ValueError(f"{shown}: no measurement rows after the header")
+    table = Delimited(lines, shown, expected=f"columns {', '.join(COLUMNS)}")
+    table.require(REQUIRED_COLUMNS, f" (required: {', '.join(REQUIRED_COLUMNS)})")
+    header = table.header
     columns: dict[str, list[str]] = {h: [] for h in header}
     cases, times, numbers = [], [], []
-    for (number, _), record in zip(lines[1:], records[1:]):
-        where = f"{shown}: line {number}"
-        if len(record) != len(header):
-            raise ValueError(f"{where}: {len(record)} fields, but the header has {len(header)}")
-        row = {h: v.strip() for h, v in zip(header, record)}
+    for number, row in table.records():
         if "schema" in row and row["schema"] != str(SCHEMA):
-            raise ValueError(f"{where}, column 'schema': {row['schema']!r} is not a supported "
-                             f"schema (this roofline_sym reads schema {SCHEMA})")
-        check_component(row["component"], where=f"{where}, column 'component': ")
+            raise ValueError(f"{where(shown, number, 'schema')}: {row['schema']!r} is not a "
+                             f"supported schema (this roofline_sym reads schema {SCHEMA})")
+        check_component(row["component"], where=f"{where(shown, number, 'component')}: ")
         for c, rule in NUMERIC_COLUMNS.items():
             if c in row and (row[c] or c in REQUIRED_COLUMNS):
-                parse_number(row[c], f"{where}, column {c!r}", integer=rule.integer,
+                parse_number(row[c], where(shown, number, c), integer=rule.integer,
                              positive=rule.positive, limit=rule.limit, kind=rule.kind)
         for c in ("gpu", "shape", "shape_set", "torch", "cuda"):
             if has_control(row.get(c, "")):
-                raise ValueError(f"{where}, column {c!r}: {show(row[c])} contains control "
+                raise ValueError(f"{where(shown, number, c)}: {show(row[c])} contains control "
                                  "characters")
         cases.append(Case(row["component"], int(float(row["M"])), int(float(row["K"])),
                           int(float(row["N"])), row.get("shape", ""), row.get("shape_set", "")))
@@ -297,5 +264,7 @@ def parse_csv(text: str, source: str = "<memory>") -> Measurements:
         numbers.append(number)
         for h in header:
             columns[h].append(row[h])
+    if not cases:
+        raise ValueError(f"{shown}: no measurement rows after the header")
     return Measurements(tuple(cases), np.array(times), {k: tuple(v) for k, v in columns.items()},
-                        tuple(comments), source, tuple(numbers))
+                        tuple(table.comments), source, tuple(numbers))

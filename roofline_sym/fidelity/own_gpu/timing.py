@@ -5,11 +5,11 @@ three GEMMs in bf16 and in fp8 (tensorwise and rowwise scales), every cast
 kernel of the tensorwise and rowwise recipes, and two micro-benchmarks (copy
 bandwidth and a one-element kernel, the launch floor), on a grid of shapes.
 Each row carries the bytes and FLOPs the model assigns to its component, so
-``calibrate`` can fit the model's hardware numbers to the measured times.
+``hardware_fit`` can fit the model's hardware numbers to the measured times.
 
 The components and their model costs live in ``components``, the CSV format
-in ``measurements``, the torch side in ``measure_cuda``; this module holds
-the grid, the timing loop and ``measure``, and re-exports the rest.  torch
+in ``measurement_file``, the torch side in ``cuda``; this module holds the
+grid, the timing loop and ``measure``.  torch
 is imported only inside ``TorchOps``, ``CudaEventTimer``, ``torch_env`` and
 ``measure``: the grid, the timing loop (``run``, with an injectable timer)
 and the CSV reader and writer work without it.
@@ -37,41 +37,12 @@ import numpy as np
 from ...devices import hardware as lookup_hardware
 from ...numeric.shapes import shape_set
 from ...validate import unknown_name
-# the public names of components, measurements and measure_cuda are re-exported here
-from .components import (CAST_IMPLS, CAST_RECIPES, COMPONENTS, FAST_ACCUM, GEMM_KINDS,
-                         GEMM_NAMES, MICRO, Case, check_component, costs, model_term,
-                         model_times)
-from .cuda import (CudaEventTimer, MeasureError, TorchOps, clock_reader, torch_cuda,
-                           torch_env)
-from .measurement_file import (COLUMNS, HEADER_LINE, REQUIRED_COLUMNS, SCHEMA, CsvWriter,
-                           Measurements, parse_csv, read_csv, write_csv)
+from .components import COMPONENTS, Case, check_component, costs, model_times
+from .cuda import CudaEventTimer, TorchOps, clock_reader, torch_cuda, torch_env
+from .measurement_file import SCHEMA, MeasurementWriter
 
-__all__ = [
-    "SCHEMA",
-    "COLUMNS",
-    "REQUIRED_COLUMNS",
-    "COMPONENTS",
-    "Case",
-    "Measurements",
-    "MeasureError",
-    "RepeatPolicy",
-    "CsvWriter",
-    "CudaEventTimer",
-    "TorchOps",
-    "GRIDS",
-    "default_grid",
-    "grid",
-    "run",
-    "model_term",
-    "costs",
-    "model_times",
-    "estimate_seconds",
-    "write_csv",
-    "read_csv",
-    "parse_csv",
-    "torch_env",
-    "measure",
-]
+__all__ = ["RepeatPolicy", "GRIDS", "default_grid", "grid", "run", "estimate_seconds",
+           "measure", "CUBES", "LLAMA_TOKENS", "COPY_ELEMENTS"]
 
 
 # -- the shape grid ---------------------------------------------------------------
@@ -290,7 +261,7 @@ def measure(out: str | os.PathLike[str], grid_name: str | Iterable[Case] = "defa
     started = time.perf_counter()
     out = Path(out)
     with open(out, "w", newline="", encoding="utf-8") as f:
-        writer = CsvWriter(f, comments=[
+        writer = MeasurementWriter(f, comments=[
             f"gpu: {env.get('gpu', '')}; torch {env.get('torch', '')}; CUDA {env.get('cuda', '')}",
             f"timing: median of {policy.min_repeats}..{policy.max_repeats} repeats after "
             f"{policy.warmup} warm-up calls"

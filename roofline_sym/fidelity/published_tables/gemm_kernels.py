@@ -15,8 +15,6 @@ implementation parsed from its ``dtype`` and ``kernel`` text, and its time
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from ...datafile import Delimited, read_text, where
 from ...devices.implementations import check_implementation
+from ...validate import label
 from .speedup_table import kernels_path
 
 __all__ = ["GemmRows", "gemm_rows", "classify"]
@@ -116,39 +116,39 @@ def gemm_rows(path: str | Path | None = None) -> GemmRows:
     (``_NOT_A_GEMM_ALONE``), each marked whether it accumulated fast (its notes
     say ``use_fast_accum=False`` where not); an ``implementation`` column,
     where present and not blank, overrides the one read from the kernel name."""
-    path = Path(path) if path is not None else kernels_path()
-    text = path.read_text(encoding="utf-8-sig")
-    reader = csv.DictReader(io.StringIO(text))
+    source, text = read_text(path if path is not None else kernels_path(), "kernels table")
+    table = Delimited(text.splitlines(keepends=True), label(source))
     cols: dict[str, list[Any]] = {c: [] for c in _COLUMNS}
     lines = []
-    for row in reader:
-        where = f"{path}: line {reader.line_num}"
-        tflops = (row.get("achieved_tflops") or "").strip()
-        shape = [(row.get(c) or "").strip() for c in ("M", "K", "N")]
+    for line, row in table.records():
+        at = where(table.source, line)
+        tflops = row.get("achieved_tflops", "")
+        shape = [row.get(c, "") for c in ("M", "K", "N")]
         if not tflops or not all(shape):
             continue
-        if any(word in (row.get("kernel") or "").casefold() for word in _NOT_A_GEMM_ALONE):
+        if any(word in row.get("kernel", "").casefold() for word in _NOT_A_GEMM_ALONE):
             continue
         try:
             m, k, n = (int(v) for v in shape)
             rate = float(tflops) * 1e12
         except ValueError:
-            raise ValueError(f"{where}: M, K, N must be integers and achieved_tflops a "
+            raise ValueError(f"{at}: M, K, N must be integers and achieved_tflops a "
                              "number") from None
         if not (m > 0 and k > 0 and n > 0 and math.isfinite(rate) and rate > 0):
-            raise ValueError(f"{where}: shape and throughput must be positive")
+            raise ValueError(f"{at}: shape and throughput must be positive")
         dtype, family, grouped, impl = classify(row.get("dtype", ""), row.get("kernel", ""))
-        fast = dtype == "bf16" or _SLOW_ACCUMULATION not in (row.get("notes") or "").casefold()
+        fast = dtype == "bf16" or _SLOW_ACCUMULATION not in row.get("notes", "").casefold()
         if not fast and family != "tensorwise":
             continue
-        if (row.get("implementation") or "").strip():
-            impl = check_implementation(row["implementation"], f"{where}, implementation")
+        if row.get("implementation"):
+            impl = check_implementation(row["implementation"],
+                                        where(table.source, line, "implementation") + ": ")
         for c, v in (("source_id", row.get("source_id", "")), ("gpu", row.get("gpu", "")),
                      ("dtype", dtype), ("family", family), ("grouped", grouped),
                      ("implementation", impl), ("fast_accum", fast), ("M", m), ("K", k), ("N", n),
                      ("seconds", 2.0 * m * k * n / rate)):
             cols[c].append(v)
-        lines.append(reader.line_num)
+        lines.append(line)
     arrays = {c: np.array(v, dtype=object) for c, v in cols.items()}
     for c in ("M", "K", "N", "seconds"):
         arrays[c] = np.array(cols[c], dtype=np.float64)

@@ -19,8 +19,6 @@ True
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from dataclasses import dataclass
 from functools import cache
@@ -29,15 +27,17 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from ...datafile import CsvWriter, Delimited, read_text, where
 from ...devices import Hardware
 from ...model.layer import Linear
 from ...devices import implementations as impls
 from . import gpu_fits as calibrations
 from .speedup_table import SpeedupTable, kernels_path
 from .rows import row_family, row_gpu
+from ...validate import label, show
 
 __all__ = ["RowClass", "row_class", "table_classes", "model_class", "band", "speedup_band", "breakeven_range",
-           "residuals_path", "write_residuals", "MIN_ROWS", "WORKLOAD_CLASSES"]
+           "residuals_path", "read_residuals", "write_residuals", "MIN_ROWS", "WORKLOAD_CLASSES"]
 
 # a class's residuals are used when it has this many rows; else a broader class's
 MIN_ROWS = 30
@@ -92,16 +92,31 @@ _COLUMNS = ("source_id", "gpu", "generation", "workload", "gpu_calibrated", "imp
             "log_residual")
 
 
-@cache
-def _pools(path: str | None = None) -> dict[tuple[Any, ...], np.ndarray]:
-    text = Path(path or residuals_path()).read_text(encoding="utf-8")
-    pools: dict[tuple[Any, ...], list[float]] = {}
-    for row in csv.DictReader(io.StringIO(text)):
-        r = float(row["log_residual"])
-        if not math.isfinite(r):
-            continue
+def read_residuals(path: str | Path | None = None) -> list[tuple[dict[str, str], RowClass, float]]:
+    """Each row of a residuals file (default: the shipped one): its cells, its
+    class and its ``log_residual`` (NaN where the row had no prediction)."""
+    source, text = read_text(path if path is not None else residuals_path(), "residuals file")
+    table = Delimited(text.splitlines(keepends=True), label(source))
+    table.require(_COLUMNS)
+    out = []
+    for line, row in table.records():
+        try:  # a log: any sign; NaN where the row had no prediction
+            r = float(row["log_residual"])
+        except ValueError:
+            raise ValueError(f"{where(table.source, line, 'log_residual')}: "
+                             f"{show(row['log_residual'])} is not a number") from None
         c = RowClass(row["generation"], row["workload"], row["gpu_calibrated"] == "1",
                      row["impl_calibrated"] == "1")
+        out.append((row, c, r))
+    return out
+
+
+@cache
+def _pools(path: str | None = None) -> dict[tuple[Any, ...], np.ndarray]:
+    pools: dict[tuple[Any, ...], list[float]] = {}
+    for _, c, r in read_residuals(path):
+        if not math.isfinite(r):
+            continue
         for key in c.keys():
             pools.setdefault(key, []).append(r)
     return {k: np.sort(np.array(v)) for k, v in pools.items()}
@@ -130,12 +145,10 @@ def band(classes: Sequence[RowClass], interval: float, path: str | None = None
 def write_residuals(rows: Iterable[dict[str, Any]], path: str | Path | None = None) -> Path:
     """Write residual rows (``_COLUMNS``) as the shipped CSV; returns the path."""
     out = Path(path) if path else residuals_path()
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, _COLUMNS, lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: r[k] for k in _COLUMNS})
-    out.write_text(buf.getvalue(), encoding="utf-8")
+    with open(out, "w", encoding="utf-8", newline="") as f:
+        w = CsvWriter(f, _COLUMNS)
+        for r in rows:
+            w.write({k: r[k] for k in _COLUMNS})
     _pools.cache_clear()
     return out
 

@@ -93,7 +93,7 @@ def row_model(table: SpeedupTable, i: int, preset: str = "default") -> Linear:
     if np.isnan([table.M[i], table.K[i], table.N[i]]).any():
         raise UnsupportedRowError(f"{where}: M, K and N are needed for a prediction")
     if workload not in WORKLOADS:
-        raise unknown_name("workload", workload, WORKLOADS, where=f"{where}, column 'workload': ")
+        raise unknown_name("workload", workload, WORKLOADS, where=f"{table.where(i, 'workload')}: ")
     mode, recipe = str(table.mode[i]), str(table.recipe[i])
     try:
         model = _model(recipe, mode, workload, int(table.groups[i]), preset,
@@ -102,12 +102,12 @@ def row_model(table: SpeedupTable, i: int, preset: str = "default") -> Linear:
         if "recipe" in str(exc) and recipe not in list_recipes(mode) and mode in (
                 "training", "inference"):
             raise unknown_name(f"{mode} recipe", recipe, list_recipes(mode),
-                               where=f"{where}, column 'recipe': ") from None
+                               where=f"{table.where(i, 'recipe')}: ") from None
         raise ValueError(f"{where}: {exc}") from None
     try:
         gpu = row_gpu(str(table.gpu[i]), PRESETS[preset].dataset)
     except UnknownHardwareError as exc:
-        raise ValueError(f"{where}, column 'gpu': {exc}") from None
+        raise ValueError(f"{table.where(i, 'gpu')}: {exc}") from None
     try:
         return _bound(model, gpu)
     except ValueError as exc:

@@ -23,8 +23,6 @@ file, line and column) and ``published()`` loads the shipped table.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import os
 import re
@@ -35,8 +33,9 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from ...datafile import Delimited, read_text, where
 from ...devices.implementations import check_implementation
-from ...validate import SHAPE_MAX, parse_number
+from ...validate import SHAPE_MAX, label, parse_number
 
 __all__ = ["COLUMNS", "COLUMN_ARRAYS", "REQUIRED", "SpeedupTable", "read", "published", "published_path",
            "kernels_path"]
@@ -77,10 +76,10 @@ class SpeedupTable:
     def __len__(self) -> int:
         return len(self.gpu)
 
-    def where(self, i: int) -> str:
-        """``file: line n`` of row ``i``, for messages."""
+    def where(self, i: int, column: str | None = None) -> str:
+        """``file: line n`` of row ``i`` (``, column name``), for messages."""
         line = self.lines[i] if i < len(self.lines) else i + 2
-        return f"{self.source}: line {line}"
+        return where(self.source, line, column)
 
     def select(self, mask: Any) -> "SpeedupTable":
         """The rows where ``mask`` (a boolean array or indices) holds."""
@@ -127,14 +126,8 @@ def read(table: Any) -> SpeedupTable:
     if isinstance(table, SpeedupTable):
         return table
     if isinstance(table, (str, os.PathLike)):
-        path = Path(table)
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except OSError as exc:
-            raise ValueError(f"{path}: cannot read the speedup table ({exc.strerror})") from None
-        except UnicodeDecodeError:
-            raise ValueError(f"{path}: not UTF-8 text") from None
-        return _parse(text, str(path))
+        path, text = read_text(table, "speedup table")
+        return _parse(text, path)
     if hasattr(table, "read"):
         return _parse(table.read(), getattr(table, "name", "<stream>"))
     if hasattr(table, "to_dict") and hasattr(table, "columns"):  # a pandas DataFrame
@@ -154,19 +147,14 @@ def read(table: Any) -> SpeedupTable:
 
 
 def _parse(text: str, source: str) -> SpeedupTable:
-    text = text.lstrip("\ufeff")
-    data = io.StringIO("".join(line for line in text.splitlines(keepends=True)
-                               if not line.lstrip().startswith("#")))
-    reader = csv.DictReader(data)
-    if not reader.fieldnames:
-        raise ValueError(f"{source}: no header row (expected columns {', '.join(COLUMNS)})")
-    rows, lines = [], []
-    for row in reader:
-        if None in row:
-            raise ValueError(f"{source}: line {reader.line_num}: more fields than the header")
+    table = Delimited(text.lstrip("\ufeff").splitlines(keepends=True), label(source),
+                      expected=f"columns {', '.join(COLUMNS)}")
+    table.require(REQUIRED + _SHAPES, f"; a speedup table has {', '.join(COLUMNS)}")
+    lines, rows = [], []
+    for line, row in table.records():
+        lines.append(line)
         rows.append(row)
-        lines.append(reader.line_num)
-    return _from_rows(rows, source, lines, header=reader.fieldnames)
+    return _from_rows(rows, label(source), lines, header=table.header)
 
 
 def _cell(value: Any) -> str:
@@ -191,31 +179,30 @@ def _from_rows(rows: list[Any], source: str, lines: list[int] | None = None,
         if not isinstance(row, Mapping):
             raise TypeError(f"{source}: row {line - 1} is not a mapping of column to value")
         row = {str(k).strip(): _cell(v) for k, v in row.items()}
-        where = f"{source}: line {line}"
         for name in REQUIRED:
             if not row.get(name):
-                raise ValueError(f"{where}, column {name!r}: empty")
+                raise ValueError(f"{where(source, line, name)}: empty")
         for name in ("source_id", "gpu", "recipe", "mode", "workload", "notes"):
             cols[name].append(row.get(name, ""))
         shapes = [row.get(s, "") for s in _SHAPES]  # blank: not a single-shape row
         for s, text in zip(_SHAPES, shapes):
-            cols[s].append(parse_number(text, f"{where}, column {s!r}", integer=True,
+            cols[s].append(parse_number(text, where(source, line, s), integer=True,
                                         limit=SHAPE_MAX) if text else math.nan)
         measured = row.get("measured_speedup", "")
-        value = parse_number(measured, f"{where}, column 'measured_speedup'") if measured \
+        value = parse_number(measured, where(source, line, "measured_speedup")) if measured \
             else math.nan
         if measured and not SPEEDUP_RANGE[0] <= value <= SPEEDUP_RANGE[1]:
-            raise ValueError(f"{where}, column 'measured_speedup': {measured!r} is outside "
+            raise ValueError(f"{where(source, line, 'measured_speedup')}: {measured!r} is outside "
                              f"{SPEEDUP_RANGE[0]:g}..{SPEEDUP_RANGE[1]:g}")
         cols["measured"].append(value)
         groups = row.get("groups", "")
         if not groups:
             found = [m for m in (p.search(row.get("notes", "")) for p in _GROUPS) if m]
             groups = found[0].group(1) if found else "1"
-        cols["groups"].append(int(parse_number(groups, f"{where}, column 'groups'",
+        cols["groups"].append(int(parse_number(groups, where(source, line, "groups"),
                                                integer=True, limit=1e6)))
         cols["implementation"].append(check_implementation(
-            row.get("implementation", ""), f"{where}, column 'implementation'"))
+            row.get("implementation", ""), where(source, line, "implementation") + ": "))
     arrays = {name: np.array(v, dtype=object) for name, v in cols.items()}
     for name in _SHAPES + ("measured",):
         arrays[name] = np.array(cols[name], dtype=np.float64)

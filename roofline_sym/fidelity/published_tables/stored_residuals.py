@@ -15,7 +15,6 @@ True
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ import numpy as np
 
 from ...numeric.table import Table
 from .cross_validation import CrossValidation, assemble, fits_reading, scored_rows
-from .intervals import RowClass, band, residuals_path, write_residuals
+from .intervals import RowClass, band, read_residuals, residuals_path, write_residuals
 from .gemm_kernels import gemm_rows
 from .joint_fit import errors
 from .speedup_table import published
@@ -37,8 +36,7 @@ def stored_cross_validation(path: str | Path | None = None) -> CrossValidation:
     Raises ``ValueError`` when the file does not match the scored rows (a file
     written before the published table changed: rerun the benchmark)."""
     file = Path(path) if path else residuals_path()
-    with open(file, newline="", encoding="utf-8") as f:
-        stored = list(csv.DictReader(f))
+    stored = read_residuals(file)
     full, kernels = published(), gemm_rows()
     scored = scored_rows(full)
     parts: list[tuple[Any, np.ndarray, bool, list[RowClass]]] = []
@@ -48,12 +46,12 @@ def stored_cross_validation(path: str | Path | None = None) -> CrossValidation:
         mine = stored[at:at + len(rows)]
         at += len(rows)
         if len(mine) != len(rows) or any(
-                r["source_id"] != source or r["gpu"] != str(g) for r, g in zip(mine, rows.gpu)):
+                r["source_id"] != source or r["gpu"] != str(g)
+                for (r, _, _), g in zip(mine, rows.gpu)):
             raise ValueError(f"{file.name} does not match the scored rows of source {source!r}"
                              ": rerun benchmarks/bench_fidelity.py --write")
-        predicted = rows.measured * np.exp([float(r["log_residual"]) for r in mine])
-        classes = [RowClass(r["generation"], r["workload"], r["gpu_calibrated"] == "1",
-                            r["impl_calibrated"] == "1") for r in mine]
+        predicted = rows.measured * np.exp([r for _, _, r in mine])
+        classes = [c for _, c, _ in mine]
         parts.append((rows, predicted, bool(fits_reading(source, full, kernels)), classes))
     if at != len(stored):
         raise ValueError(f"{file.name} has {len(stored) - at} rows beyond the scored rows: "
