@@ -374,3 +374,17 @@ def test_bad_kernel_rows_are_named(tmp_path):
     path.write_text(path.read_text().replace(",-5,", ",500,").replace(",,,\n", ",,cutless,\n"))
     with pytest.raises(ValueError, match="did you mean 'cutlass'"):
         gemm_rows(path)
+
+
+def test_free_fixed_times_are_held_to_their_prior_class():
+    # one residual per free fixed time with a prior class: log(value / prior's),
+    # weighted; t0_fp8_rowwise = 3 x t0_bf16 -> log 3; an implementation's fixed
+    # time against the bf16 GEMM's -> log(1/2); the cast kind against t0_cast -> 0;
+    # roots (t0_bf16) and rate factors have none
+    from roofline_sym.fidelity.published_tables import joint_fit
+    values = {"t0_bf16": 2e-6, "t0_fp8_rowwise": 6e-6, "fixed.cutlass.mx": 1e-6,
+              "t0_cast": 5e-6, "t0_transpose": 5e-6, "eta_fp8": 0.5}
+    free = ["t0_bf16", "t0_fp8_rowwise", "eta_fp8", "fixed.cutlass.mx", "t0_transpose"]
+    got = joint_fit._fixed_time_priors(values, free)
+    want = joint_fit.PRIOR_WEIGHT * np.array([math.log(3), math.log(0.5), 0.0])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)

@@ -253,7 +253,8 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
     reported as not fitted; a fixed time that is not fitted follows its
     ``fixed_time_prior`` through the fit.  The physical limits (``LIMITS``)
     are part of the objective: a low-precision GEMM rate at most 1.15x what
-    the peaks allow over bf16, a fixed time at least bf16's / 1.1.
+    the peaks allow over bf16, a fixed time at least bf16's / 1.1; and each
+    free fixed time is held loosely to its prior class's (``PRIOR_WEIGHT``).
     ``source``: how the fitted numbers cite the data; ``shipped_profiles``:
     whether implementation profiles not among ``free`` come from the shipped
     data (False: a fit from priors, as ``calibrations.fit`` runs).
@@ -293,7 +294,9 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
                                                            shipped_profiles)) - measured_k)
             r = np.concatenate([r, rk], axis=1)
         limits = np.array([_limit_penalties(t, base_hw, free) for t in trials])
-        return np.concatenate([r, limits.reshape(len(trials), -1)], axis=1)
+        priors = np.array([_fixed_time_priors(t, free) for t in trials])
+        return np.concatenate([r, limits.reshape(len(trials), -1),
+                               priors.reshape(len(trials), -1)], axis=1)
 
     def start_of(name: str) -> float:
         lo, hi = _bounds(name)
@@ -406,6 +409,29 @@ def _limit_penalties(values: dict[str, float], hw: Hardware, free: Sequence[str]
             if (name.startswith("t0_fp") or name.startswith("fixed.")) and name in values:
                 out.append(max(0.0, math.log(t0 / (FIXED_LIMIT * values[name]))))
     return PENALTY * np.array(out)
+
+
+# a fixed time stays near its prior's (the bf16 class of its structure, the cast
+# class, the bf16 GEMM for an implementation) unless rows say otherwise: one
+# residual per such number, PRIOR_WEIGHT per log unit, so a number few rows touch
+# cannot drift to a bound (a 100 us GEMM fixed time that a layer table barely sees)
+PRIOR_WEIGHT = 1.0
+
+
+def _fixed_time_priors(values: dict[str, float], free: Sequence[str]) -> np.ndarray:
+    """One residual per free fixed time with a prior class: its log ratio to the
+    prior's current value, times ``PRIOR_WEIGHT``."""
+    out = []
+    for name in free:
+        if name.startswith("fixed."):
+            parent: str | None = "bf16"
+        elif name.startswith("t0_"):
+            parent = fixed_time_prior(name[3:])
+        else:
+            continue
+        if parent and name in values and f"t0_{parent}" in values:
+            out.append(math.log(values[name] / values[f"t0_{parent}"]))
+    return PRIOR_WEIGHT * np.array(out)
 
 
 def _prior_fixed(name: str, values: dict[str, float]) -> float | None:
