@@ -11,7 +11,9 @@ Runs, side by side on the published measurements shipped with the package:
 - the physical limits on every shipped GPU, recipe and implementation.
 
 ``--write`` stores the leave-one-source-out residuals as the shipped
-``residuals.csv`` (the pools ``predict_speedups(..., interval=)`` reads).
+``residuals.csv`` (the pools ``predict_speedups(..., interval=)`` reads) and
+the within-source splits' residuals as ``heldout_residuals.csv`` (the table
+of docs/fidelity.md, ``stored_residuals.stored_heldout``).
 
     python benchmarks/bench_fidelity.py [--write]
 """
@@ -28,7 +30,9 @@ import roofline_sym as rs
 from roofline_sym.devices import implementations as impls
 from roofline_sym.fidelity.published_tables import intervals
 from roofline_sym.fidelity.published_tables.joint_fit import errors
-from roofline_sym.fidelity.published_tables.stored_residuals import interval_coverage
+from roofline_sym.fidelity.published_tables.scorecard import heldout_predictions
+from roofline_sym.fidelity.published_tables.stored_residuals import (interval_coverage,
+                                                                     write_heldout)
 
 
 def _line(label: str, e: dict) -> str:
@@ -81,8 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     shipped = rs.fidelity.predict_speedups(cv.rows)
     print(_line("shipped model on the same rows (in-sample)",
                 errors(shipped, cv.rows.measured)))
-    for split, e in rs.fidelity.heldout():
-        print(_line(f"within-source: {split.name}", e))
+    splits = heldout_predictions()
+    for split, test, predicted in splits:
+        print(_line(f"within-source: {split.name}", errors(predicted, test.measured)))
     cover, width = interval_coverage(cv)
     print(f"80% intervals, each source's band from the others' residuals: coverage "
           f"{cover:.1%}, median width {width:.1%}")
@@ -90,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"leave-one-source-out took {t_cv:.1f} s")
     if args.write:
         print(f"wrote {intervals.write_residuals(cv.residual_rows())}")
+        print(f"wrote {write_heldout(splits)}")
     return 0
 
 

@@ -106,7 +106,7 @@ def test_roots_equalize_and_faster_matches_dense_scan(config, fuse, ray):
         assert base == pytest.approx(lowp, rel=1e-9)
     # 2. `faster` agrees with the sign of speedup - 1 of the model's own evaluate
     grid = np.geomspace(1.0, 2.0 ** 22, 3000)
-    speedup = model.evaluate(*_shapes_at(ray, grid))["speedup"]
+    speedup = model.evaluate(*_shapes_at(ray, grid), integer_shapes=False)["speedup"]
     faster = be.is_faster(grid)
     near = np.zeros(grid.shape, dtype=bool)
     for r in be.crossing_values:
@@ -230,7 +230,7 @@ def test_tie_interval_is_not_faster():
     model = rs.linear("nvfp4", mode="inference", fuse=True, preset="torchao").on("NVIDIA B200")
     be = rs.breakeven(model, solve_for="M", K=64, N=64)
     ms = np.geomspace(1, 1e6, 200)
-    speedup = model.evaluate(ms, 64, 64)["speedup"]
+    speedup = model.evaluate(ms, 64, 64, integer_shapes=False)["speedup"]
     ((lo, hi),) = be.tie_intervals()
     assert lo == 0 and 4e4 < hi < 6e4
     inside, outside = ms < hi * (1 - 1e-9), ms > hi * (1 + 1e-9)
@@ -273,7 +273,8 @@ def test_exact_root_where_the_aligned_solve_was_off():
     times = [e.subs({M: root, K: 4096, N: 4096}) for e in (model.baseline_time,
                                                           model.lowp_time)]
     assert times[0] == times[1]  # exactly
-    assert float(model.evaluate(float(root), 4096, 4096)["speedup"]) == pytest.approx(1, abs=1e-12)
+    assert float(model.evaluate(float(root), 4096, 4096, integer_shapes=False)["speedup"]) == \
+        pytest.approx(1, abs=1e-12)
 
 
 def test_a_step_across_zero_is_reported_not_taken_for_a_root():
@@ -285,9 +286,10 @@ def test_a_step_across_zero_is_reported_not_taken_for_a_root():
     be = rs.breakeven(model, solve_for="M", K=K_, N=N_)
     step = 68704.0
     assert be.steps == [68704]
-    assert len(be.roots) == 2 and all(abs(float(model.evaluate(float(r), K_, N_)
-                                                ["speedup"][()]) - 1) < 1e-12 for r in be.roots)
-    sp = model.evaluate(np.array([step, step + 1e-6]), K_, N_)["speedup"]
+    assert len(be.roots) == 2 and all(
+        abs(float(model.evaluate(float(r), K_, N_, integer_shapes=False)["speedup"][()]) - 1)
+        < 1e-12 for r in be.roots)
+    sp = model.evaluate(np.array([step, step + 1e-6]), K_, N_, integer_shapes=False)["speedup"]
     assert sp[0] > 1 > sp[1]
     assert be.is_faster([step, step + 1e-6]).tolist() == [True, False]  # closed at the step
     lo, hi = be.root_values
@@ -301,7 +303,8 @@ def test_general_ray_and_str():
     model = rs.linear("rowwise", fuse=True).on("h100")
     be = rs.breakeven(model, along={"M": x, "K": x, "N": 4 * x})
     (r,) = be.root_values
-    assert float(model.evaluate(r, r, 4 * r)["speedup"]) == pytest.approx(1, rel=1e-9)
+    assert float(model.evaluate(r, r, 4 * r, integer_shapes=False)["speedup"]) == \
+        pytest.approx(1, rel=1e-9)
     text = str(be)
     assert "x* =" in text and "faster:" in text and "compute" in text
 
@@ -506,8 +509,9 @@ def test_block_scaled_roots_are_exact(preset, mode, recipe, gpu):
     for ray in EXACT_RAYS:
         be = _solve(model, ray)
         for r in be.root_values:  # speedup 1 with the counts as they are
-            assert abs(float(model.evaluate(*_shapes_at(ray, r))["speedup"]) - 1) <= 1e-9
-        speedup = model.evaluate(*_shapes_at(ray, grid))["speedup"]
+            assert abs(float(model.evaluate(*_shapes_at(ray, r), integer_shapes=False)["speedup"])
+                       - 1) <= 1e-9
+        speedup = model.evaluate(*_shapes_at(ray, grid), integer_shapes=False)["speedup"]
         near = np.zeros(grid.shape, dtype=bool)
         for c in be.crossing_values:
             near |= np.abs(grid - c) <= 1e-9 * c

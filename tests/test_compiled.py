@@ -135,10 +135,11 @@ def test_tiny_shapes_whose_product_underflows_are_not_zeros():
     mb = rs.linear("tensorwise").on("h100")
     assert mb.compiled.program(("speedup",)).checks_zero
     tiny = np.full(10, 1e-200)
-    out = mb.evaluate(tiny, tiny, 4096.0, outputs="speedup")["speedup"]
+    out = mb.evaluate(tiny, tiny, 4096.0, outputs="speedup", integer_shapes=False)["speedup"]
     assert np.all(np.isfinite(out)) and np.all(out > 0)
     with pytest.raises(ValueError, match="^K must be positive"):
-        mb.evaluate(tiny, np.where(np.arange(10) == 7, 0.0, tiny), 4096.0)
+        mb.evaluate(tiny, np.where(np.arange(10) == 7, 0.0, tiny), 4096.0,
+                    integer_shapes=False)
     with pytest.raises(ValueError, match="^M must be positive"):  # two negatives: product > 0
         mb.evaluate([-2.0, 3.0], [-2.0, 3.0], 4096.0)
 

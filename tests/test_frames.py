@@ -10,7 +10,7 @@ import roofline_sym as rs
 
 da = pytest.importorskip("dask.array")
 
-SHAPES = np.logspace(10, 17, 20_000, base=2)
+SHAPES = np.round(np.logspace(10, 17, 20_000, base=2))  # whole layers
 
 
 @pytest.fixture(scope="module")

@@ -98,7 +98,7 @@ def shape_sub(M, K, N) -> dict:
          M=123457, K=77, N=5)
 def test_evaluate_equals_exact_substitution(cfg, M, K, N):
     mb = usable(cfg)
-    out = mb.evaluate(M=M, K=K, N=N)
+    out = mb.evaluate(M=M, K=K, N=N, integer_shapes=False)
     sub = shape_sub(M, K, N)
     for name in rs.OUTPUTS:
         expr = getattr(mb, name)
@@ -166,7 +166,7 @@ def baseline_gemms_compute_bound(mb: rs.Linear, sub: dict) -> bool:
          M=1, K=1, N=1)
 def test_speedup_bounded_by_peak_ratio(cfg, M, K, N):
     mb = usable(cfg)
-    speedup = float(mb.evaluate(M=M, K=K, N=N)["speedup"])
+    speedup = float(mb.evaluate(M=M, K=K, N=N, integer_shapes=False)["speedup"])
     R = peak_ratio(mb)
     always = max(R, 1, *(2 / GEMM_BYTES[d] for d in mb.recipe.dtypes), activation_ratio(mb))
     assert speedup <= float(always) * (1 + 1e-12)
@@ -197,9 +197,9 @@ TIMES = [name for name in rs.OUTPUTS if name != "speedup"]
 def test_times_non_decreasing_in_each_dim(cfg, M, K, N, dim, factor):
     mb = usable(cfg)
     shape = {"M": M, "K": K, "N": N}
-    before = mb.evaluate(**shape)
+    before = mb.evaluate(**shape, integer_shapes=False)
     shape[dim] = shape[dim] * factor
-    after = mb.evaluate(**shape)
+    after = mb.evaluate(**shape, integer_shapes=False)
     # every time (the totals and their GEMM / overhead parts) is a sum of
     # Max / floor / ceiling of non-negative polynomials: non-decreasing
     for name in TIMES:
@@ -263,13 +263,13 @@ def test_broadcasting(cfg, Ms, Ks, N):
     mb = usable(cfg)
     M = np.array(Ms, dtype=np.float64).reshape(3, 1)
     K = np.array(Ks, dtype=np.float64).reshape(1, 4)
-    out = mb.evaluate(M=M, K=K, N=N)
+    out = mb.evaluate(M=M, K=K, N=N, integer_shapes=False)
     assert set(out) == set(rs.OUTPUTS)
     for name in rs.OUTPUTS:
         assert np.shape(out[name]) == (3, 4), (name, np.shape(out[name]))
     for i in range(3):
         for j in range(4):
-            one = mb.evaluate(M=Ms[i], K=Ks[j], N=N)
+            one = mb.evaluate(M=Ms[i], K=Ks[j], N=N, integer_shapes=False)
             for name in rs.OUTPUTS:
                 np.testing.assert_allclose(out[name][i, j], one[name], rtol=1e-12, atol=0,
                                            err_msg=f"{name}[{i}, {j}]")
@@ -318,3 +318,41 @@ def test_shapes_beyond_2_53_are_refused():
     values = {k: v for k, v in free.hardware_axis(["h100"]).items()}
     values["P_fp8"] = np.array([1e17])
     assert free.evaluate(8192, 8192, 8192, **values)["speedup"].shape == (1,)
+
+
+# ---------------------------------------------------------------------------
+def test_shapes_whole_by_default_real_on_request():
+    # a layer's shape is a whole number, in Python as on the command line; the
+    # model is a function of real M, K, N, evaluated so when asked (a root)
+    model = rs.linear("tensorwise", fuse=True, preset="torchao").on("NVIDIA H100")
+    (root,) = rs.breakeven(model, solve_for="M", K=8192, N=8192).root_values
+    assert root != round(root)
+    for i, name in enumerate("MKN"):
+        shape = [8192, 8192, 8192]
+        shape[i] = [4096, 8192.5]
+        with pytest.raises(ValueError, match=f"^{name} must be a whole number .* got "
+                           r"8192\.5; evaluate\(\.\.\., integer_shapes=False\)"):
+            model.evaluate(*shape)
+    with pytest.raises(ValueError, match="^M must be a whole number"):
+        model.evaluate_terms(root, 8192, 8192)
+    # whole numbers in any form pass: floats, numpy integers, Python ints
+    whole = model.evaluate(np.array([8192.0]), np.int32(8192), 8192)["speedup"]
+    assert whole == model.evaluate(8192, 8192, 8192)["speedup"]
+    assert float(model.evaluate(root, 8192, 8192, integer_shapes=False)["speedup"]) == \
+        pytest.approx(1, rel=1e-9)
+    t = model.evaluate_terms(root, 8192, 8192, integer_shapes=False)
+    assert sum(t[x.name][0] for x in model.terms if x.side == "lowp") == \
+        pytest.approx(sum(t[x.name][0] for x in model.terms if x.side == "baseline"), rel=1e-9)
+
+
+def test_dask_shapes_are_checked_whole_as_they_are_computed():
+    da = pytest.importorskip("dask.array")
+    model = rs.linear("tensorwise").on("h100")
+    lazy = model.evaluate(da.from_array(np.array([4096.0, 4096.5]), chunks=1), 8192, 8192,
+                          outputs=("speedup",))["speedup"]  # nothing computed yet
+    with pytest.raises(ValueError, match="^M must be a whole number"):
+        lazy.compute(scheduler="sync")
+    real = model.evaluate(da.from_array(np.array([4096.5]), chunks=1), 8192, 8192,
+                          outputs=("speedup",), integer_shapes=False)["speedup"]
+    assert real.compute(scheduler="sync") == \
+        model.evaluate(4096.5, 8192, 8192, integer_shapes=False)["speedup"]

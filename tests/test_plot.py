@@ -65,14 +65,14 @@ def test_heatmap(tmp_path):
     ks, ms = curve.get_data()
     assert len(ks) == 10 and np.all(np.isfinite(ms[ks >= 2048]))
     ok = np.isfinite(ms)
-    sp = m.evaluate(M=ms[ok], K=ks[ok], N=ks[ok])["speedup"]
+    sp = m.evaluate(M=ms[ok], K=ks[ok], N=ks[ok], integer_shapes=False)["speedup"]
     np.testing.assert_allclose(sp, 1.0, rtol=1e-9)
     # the closed form, where its regime holds, lies on the same curve
     (closed,) = _lines(ax, "closed_form")
     kc, mc = closed.get_data()
     fine = np.isfinite(mc)
     assert fine.sum() > 10
-    sp = m.evaluate(M=mc[fine], K=kc[fine], N=kc[fine])["speedup"]
+    sp = m.evaluate(M=mc[fine], K=kc[fine], N=kc[fine], integer_shapes=False)["speedup"]
     np.testing.assert_allclose(sp, 1.0, rtol=1e-9)
     _check_text(fig)
     _check_files(fig, tmp_path, "heatmap")
@@ -91,7 +91,8 @@ def test_breakeven_curves(tmp_path):
         ks, ms = line.get_data()
         label = line.get_label()
         ok = np.isfinite(ms)
-        sp = models[label].evaluate(M=ms[ok], K=ks[ok], N=ks[ok])["speedup"]
+        sp = models[label].evaluate(M=ms[ok], K=ks[ok], N=ks[ok],
+                                   integer_shapes=False)["speedup"]
         # block-scaled recipes too: their steps are solved exactly
         np.testing.assert_allclose(sp, 1.0, rtol=1e-9)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]

@@ -13,6 +13,7 @@ from roofline_sym.fidelity.published_tables import speedup_table as speedup_tabl
 from roofline_sym.fidelity.published_tables import intervals
 from roofline_sym.fidelity.published_tables.joint_fit import errors, fit_speedups
 from roofline_sym.fidelity.published_tables.scorecard import SPLITS, heldout, report
+from roofline_sym.fidelity.published_tables.stored_residuals import heldout_path, stored_heldout
 from roofline_sym.fidelity.published_tables.rows import UnsupportedRowError, predictable
 
 fidelity = rs.fidelity
@@ -149,6 +150,24 @@ def test_held_out_rows_meet_the_goal():
         assert e["rows"] == 36, split.name
         assert e["median"] <= 0.12 and e["p90"] <= 0.25, (split.name, e)
         assert e["wrong"] <= 0.12 * e["decisive"], (split.name, e)
+        # the stored residuals docs/fidelity.md shows are this refit's
+        ((_, stored),) = stored_heldout(m_splits)
+        for key in e:
+            assert stored[key] == pytest.approx(e[key], rel=1e-4), (key, stored, e)
+
+
+def test_stored_heldout_residuals_hold_every_split_and_only_its_rows(tmp_path):
+    # the file holds, split by split, exactly the rows each split holds out now
+    # (source and GPU row by row); a file of other rows is refused, not misread
+    results = stored_heldout()
+    assert [s.name for s, _ in results] == [s.name for s in SPLITS]
+    stored = heldout_path().read_text().splitlines()
+    assert stored[0] == "split,source_id,gpu,log_residual"
+    assert len(stored) - 1 == sum(e["rows"] for _, e in results)
+    short = tmp_path / "short.csv"
+    short.write_text("\n".join(stored[:-1]) + "\n")
+    with pytest.raises(ValueError, match="rerun benchmarks/bench_fidelity.py --write"):
+        stored_heldout(path=short)
 
 
 def test_a_left_out_source_never_predicts_itself():
@@ -296,11 +315,15 @@ def test_breakeven_range_brackets_the_break_even():
     lo, hi = fidelity.breakeven_range(m, 0.8)
     f_lo, f_hi = fidelity.speedup_band(m, 0.8)
     assert f_lo < f_hi and lo < hi
-    assert float(m.evaluate(lo, lo, lo)["speedup"]) * f_hi == pytest.approx(1, rel=1e-9)
-    assert float(m.evaluate(hi, hi, hi)["speedup"]) * f_lo == pytest.approx(1, rel=1e-9)
+
+    def speedup(*shape):
+        return float(m.evaluate(*shape, integer_shapes=False)["speedup"])  # at real roots
+
+    assert speedup(lo, lo, lo) * f_hi == pytest.approx(1, rel=1e-9)
+    assert speedup(hi, hi, hi) * f_lo == pytest.approx(1, rel=1e-9)
     # at fixed K, N the same, along M
     lo_m, hi_m = fidelity.breakeven_range(m, 0.8, K=8192, N=8192)
-    assert float(m.evaluate(lo_m, 8192, 8192)["speedup"]) * f_hi == pytest.approx(1, rel=1e-9)
+    assert speedup(lo_m, 8192, 8192) * f_hi == pytest.approx(1, rel=1e-9)
     with pytest.raises(ValueError, match="both K and N"):
         fidelity.breakeven_range(m, 0.8, K=8192)
     with pytest.raises(ValueError, match="bind the model"):

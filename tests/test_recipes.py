@@ -365,7 +365,7 @@ def test_emulated_mxfp8_runs_bf16_gemms_after_a_round_trip():
     x = np.geomspace(16, 65536, 9)
     grid = np.meshgrid(x, x, x, indexing="ij")
     for gpu in ("h100", "b200", "a100"):
-        s = m.on(gpu).evaluate(*grid, outputs=("speedup",))["speedup"]
+        s = m.on(gpu).evaluate(*grid, outputs=("speedup",), integer_shapes=False)["speedup"]
         assert (s < 1).all(), gpu
     # torchao 0.18 prices it as an MX GEMM at the fp8 rate (its oracle test checks
     # the numbers): faster than bf16 at a large cube

@@ -14,6 +14,7 @@ arrays of shapes.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Mapping, Sequence
@@ -286,17 +287,20 @@ class Linear:
                 return unbound.bind(values)
         return compile_model_terms(self.terms)
 
-    def evaluate_terms(self, M: Any, K: Any, N: Any,
+    def evaluate_terms(self, M: Any, K: Any, N: Any, *, integer_shapes: bool = True,
                        **hardware_values: Any) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Every term's time and regime at shapes ``M, K, N``.
 
         Returns ``{term name: (seconds, regime labels)}``, arrays broadcast.
+        Shapes are whole numbers unless ``integer_shapes=False`` (as ``evaluate``).
 
         >>> m = linear("tensorwise", fuse=True).on("h100")
         >>> t, regime = m.evaluate_terms(1024, 8192, 8192)["lowp.gemm.output"]
         >>> str(regime)
         'compute'
         """
+        if integer_shapes:
+            M, K, N = _whole_shapes(M, K, N)
         times = self.compiled.term_times(M, K, N, hardware_values)
         return {t.name: value for t, value in zip(self.terms, times)}
 
@@ -328,15 +332,16 @@ class Linear:
 
     def evaluate(self, M: Any, K: Any, N: Any, outputs: Sequence[str] | str | None = OUTPUTS,
                  dtype: Any = np.float64, *, threads: int | None = None, engine: str = "auto",
-                 **hardware_values: Any) -> dict[str, np.ndarray]:
+                 integer_shapes: bool = True, **hardware_values: Any) -> dict[str, np.ndarray]:
         """The seven quantities (or only ``outputs``) at shapes ``M, K, N`` (numpy
         broadcasting).
 
         Shapes are taken as float64 (no integer overflow; ``dtype=np.float32``
-        halves the memory, to about 7 digits) and must be positive and finite;
-        they may be fractions (the model is a function of real M, K, N: a
-        break-even root, a plot's grid), while shape sets and the command line,
-        which describe real layers, take whole numbers.
+        halves the memory, to about 7 digits) and must be positive and finite.
+        They are a layer's dimensions, so whole numbers (``8192.5`` is an
+        error naming the argument), as in shape sets and on the command line;
+        ``integer_shapes=False`` evaluates the model as the function of real
+        ``M, K, N`` it is (a continuous curve, a plot's grid, a break-even root).
         An unbound model takes its hardware symbols by name, e.g.
         ``BW=3.35e12``; arrays evaluate many GPUs at once (``hardware_axis``).
         ``outputs``: the names to return (default: all of ``OUTPUTS``); the work
@@ -350,11 +355,15 @@ class Linear:
         >>> m = linear("rowwise", preset="torchao").on("NVIDIA H100")
         >>> m.evaluate(M=[4096, 8192], K=8192, N=8192, outputs=("speedup",))["speedup"].round(3)
         array([1.323, 1.461])
+        >>> round(float(m.evaluate(4096.5, 8192, 8192, integer_shapes=False)["speedup"]), 3)
+        1.323
 
         With dask (``pip install roofline-sym[dask]``):
         ``m.evaluate(M=dask.array.from_array(ms, chunks=2**20), K=8192, N=8192)["speedup"]``
         is a dask array; ``.compute()`` evaluates it.
         """
+        if integer_shapes:
+            M, K, N = _whole_shapes(M, K, N)
         if is_lazy(M, K, N, *hardware_values.values()):
             return evaluate_lazy(self.compiled, outputs, M, K, N, hardware_values, dtype)
         return self.compiled.evaluate(M, K, N, hardware_values, outputs=outputs, dtype=dtype,
@@ -379,6 +388,53 @@ class Linear:
         groups = "" if self.groups is None else f", groups={self.groups}"
         return (f"Linear({self.recipe.name!r}, mode={self.mode!r}, fuse={self.fuse}, "
                 f"preset={self.preset!r}{work}{groups}{bound})")
+
+
+def _whole_shapes(*shapes: Any) -> tuple[Any, ...]:
+    """``M, K, N`` as given when every value is a whole number (others, such as
+    text, NaN or -1, are left to the evaluation's checks); a positive fraction is a
+    ``ValueError`` naming the argument.  A dask array is checked block by
+    block as it is computed; another library's array is not converted (that
+    would compute it) and not checked.
+
+    >>> _whole_shapes(8192, [1024.0, 2048], 4096)
+    (8192, [1024.0, 2048], 4096)
+    >>> _whole_shapes(8192.5, 8192, 8192)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: M must be a whole number (a layer's dimension), got 8192.5; ...
+    """
+    return tuple(_whole(v, name) for v, name in zip(shapes, "MKN"))
+
+
+def _whole(value: Any, name: str) -> Any:
+    if is_lazy(value):
+        return value.map_blocks(_whole, name, dtype=value.dtype)
+    if not isinstance(value, (np.ndarray, np.generic, numbers.Number, list, tuple)) and (
+            hasattr(value, "__array_function__") or hasattr(value, "__array_ufunc__")):
+        return value  # another library's array: converting it would compute it
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        return value
+    if arr.dtype.kind == "O":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError, OverflowError):
+            return value
+    if arr.dtype.kind != "f":
+        return value  # integers are whole; anything else is not a number
+    fraction = np.floor(arr) != arr
+    if fraction.any():
+        # NaN, infinities and values <= 0: the evaluation's own message
+        fraction &= np.isfinite(arr) & (arr > 0)
+        if fraction.any():
+            got = arr.reshape(-1)[int(np.argmax(fraction.reshape(-1)))]
+            raise ValueError(f"{name} must be a whole number (a layer's dimension), got "
+                             f"{show(got.item())}; evaluate(..., integer_shapes=False) "
+                             "evaluates the model at real shapes (a continuous curve, a "
+                             "break-even root)")
+    return value
 
 
 def _recipe(name: Any, mode: str, opts: Options) -> Recipe:

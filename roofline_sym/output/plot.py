@@ -332,7 +332,8 @@ def speedup_heatmap(model: Linear, *, hw: Hardware | str | None = None,
         from matplotlib.patches import Patch
 
         fig, ax = new_axes(width, height, ax)
-        speedup = mb.evaluate(M=cells.mm, K=cells.kk, N=cells.kk)["speedup"]
+        speedup = mb.evaluate(M=cells.mm, K=cells.kk, N=cells.kk,
+                              integer_shapes=False)["speedup"]  # a log grid
         lo, hi = float(np.nanmin(speedup)), float(np.nanmax(speedup))
         norm = TwoSlopeNorm(vcenter=1.0, vmin=min(lo, 0.999), vmax=max(hi, 1.001))
         # exact ties (both sides at the launch floor) are not "slightly faster": gray
@@ -659,7 +660,7 @@ def regime_map(model: Linear, *, hw: Hardware | str | None = None,
         from matplotlib.patches import Patch
 
         fig, ax = new_axes(width, height, ax)
-        terms = mb.evaluate_terms(mm, cells.kk, cells.kk)
+        terms = mb.evaluate_terms(mm, cells.kk, cells.kk, integer_shapes=False)
         varying = [t for t in mb.terms if len(t.pieces) > 1 and t.side == side]
         gemm = _state([terms[t.name][1] for t in varying if t.group == "gemm"])
         cast = _state([terms[t.name][1] for t in varying if t.group != "gemm"])

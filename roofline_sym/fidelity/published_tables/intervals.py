@@ -174,7 +174,8 @@ def _crossing(model: Linear, level: float, K: float | None, N: float | None) -> 
 
     def speedup(v: np.ndarray) -> np.ndarray:
         k, n = (v, v) if K is None else (K, N)
-        out: np.ndarray = model.evaluate(v, k, n, outputs=("speedup",))["speedup"] - level
+        out: np.ndarray = model.evaluate(v, k, n, outputs=("speedup",),
+                                          integer_shapes=False)["speedup"] - level
         return out
 
     for _ in range(3):  # each pass a 1/4096 finer grid inside the bracket: ~1e-8 relative

@@ -29,7 +29,8 @@ from .joint_fit import errors
 from .speedup_table import SpeedupTable, published, read
 from .rows import predict, predictable, row_model, unbound_row_model
 
-__all__ = ["SpeedupReport", "report", "Split", "SPLITS", "heldout", "PRESETS"]
+__all__ = ["SpeedupReport", "report", "Split", "SPLITS", "heldout", "heldout_rows",
+           "heldout_predictions", "PRESETS"]
 
 PRESETS = ("default", "torchao", "seed")
 
@@ -171,17 +172,29 @@ def heldout(splits: Sequence[Split] = SPLITS, table: SpeedupTable | None = None
             ) -> list[tuple[Split, dict[str, Any]]]:
     """For each split: refit its GPU's calibration (``gpu_fits``)
     without the held-out rows and score those with the refitted entry."""
+    return [(split, errors(predicted, test.measured))
+            for split, test, predicted in heldout_predictions(splits, table)]
+
+
+def heldout_rows(split: Split, table: SpeedupTable | None = None
+                 ) -> tuple[SpeedupTable, np.ndarray]:
+    """The rows of ``split``'s GPU calibration, and which of them it holds out."""
+    rows = calibrations.rows(calibrations.SPECS[split.gpu], table)
+    return rows, np.asarray(split.held_out(rows), bool)
+
+
+def heldout_predictions(splits: Sequence[Split] = SPLITS, table: SpeedupTable | None = None
+                        ) -> list[tuple[Split, SpeedupTable, np.ndarray]]:
+    """For each split: the held-out rows and their predictions by the
+    calibration refitted without them (``heldout`` scores these)."""
     out = []
     for split in splits:
-        spec = calibrations.SPECS[split.gpu]
-        rows = calibrations.rows(spec, table)
-        held = np.asarray(split.held_out(rows), bool)
-        train = rows.select(~held)
-        fitted = calibrations.fit(spec, train)
+        rows, held = heldout_rows(split, table)
+        fitted = calibrations.fit(calibrations.SPECS[split.gpu], rows.select(~held))
         test = rows.select(held)
         predicted = np.array([
             float(unbound_row_model(test, i).on(fitted.hardware)
                   .evaluate(test.M[i], test.K[i], test.N[i])["speedup"])
             for i in range(len(test))])
-        out.append((split, errors(predicted, test.measured)))
+        out.append((split, test, predicted))
     return out

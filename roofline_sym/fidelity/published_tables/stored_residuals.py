@@ -6,28 +6,37 @@ row's residual ``log(predicted / measured)`` in ``published/residuals.csv``,
 source by source in the order of the scored rows.  With the scored rows they
 belong to, those residuals give back every left-out prediction, so the
 figures docs/fidelity.md quotes are computed, not typed, and follow the file
-when a refit rewrites it.
+when a refit rewrites it.  The within-source splits (``scorecard.heldout``,
+about ten seconds of fitting each) are stored the same way, one residual per
+held-out row, in ``published/heldout_residuals.csv``.
 
 >>> cv = stored_cross_validation()
 >>> cv.pooled["rows"] == len(cv.rows) == len(cv.classes)
 True
+>>> [e["rows"] for _, e in stored_heldout()][:3]
+[36, 36, 36]
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from ...datafile import CsvWriter, Delimited, read_text
 from ...numeric.table import Table
+from ...validate import label
 from .cross_validation import CrossValidation, assemble, fits_reading, scored_rows
 from .intervals import RowClass, band, read_residuals, residuals_path, write_residuals
 from .gemm_kernels import gemm_rows
 from .joint_fit import errors
-from .speedup_table import published
+from .scorecard import SPLITS, Split, heldout_rows
+from .speedup_table import SpeedupTable, published
 
-__all__ = ["stored_cross_validation", "headline", "interval_coverage"]
+__all__ = ["stored_cross_validation", "headline", "interval_coverage", "heldout_path",
+           "write_heldout", "stored_heldout"]
 
 
 def stored_cross_validation(path: str | Path | None = None) -> CrossValidation:
@@ -102,3 +111,53 @@ def interval_coverage(cv: CrossValidation, level: float = 0.8,
                 inside.append(p * lo[j] <= m <= p * hi[j])
                 widths.append(hi[j] / lo[j] - 1)
     return float(np.mean(inside)), float(np.median(widths))
+
+
+def heldout_path() -> Path:
+    """The shipped residuals of the within-source splits."""
+    return residuals_path().with_name("heldout_residuals.csv")
+
+
+_HELDOUT_COLUMNS = ("split", "source_id", "gpu", "log_residual")
+
+
+def write_heldout(results: Iterable[tuple[Split, SpeedupTable, np.ndarray]],
+                  path: str | Path | None = None) -> Path:
+    """Write ``scorecard.heldout_predictions`` as one residual
+    ``log(predicted / measured)`` per held-out row; returns the path."""
+    out = Path(path) if path else heldout_path()
+    with open(out, "w", encoding="utf-8", newline="") as f:
+        w = CsvWriter(f, _HELDOUT_COLUMNS)
+        for split, test, predicted in results:
+            for source, gpu, p, m in zip(test.source_id, test.gpu, predicted, test.measured):
+                w.write({"split": split.name, "source_id": source, "gpu": gpu,
+                         "log_residual": f"{math.log(p / m):.6g}"})
+    return out
+
+
+def stored_heldout(splits: Sequence[Split] = SPLITS, path: str | Path | None = None
+                   ) -> list[tuple[Split, dict[str, Any]]]:
+    """``scorecard.heldout``'s result from the stored residuals, without a fit:
+    each held-out row's prediction is its measurement times ``exp(log_residual)``.
+    Raises ``ValueError`` when the file does not hold exactly the rows each split
+    holds out now (rerun the benchmark)."""
+    file = Path(path) if path else heldout_path()
+    origin, text = read_text(file, "held-out residuals file")
+    table = Delimited(text.splitlines(keepends=True), label(origin))
+    table.require(_HELDOUT_COLUMNS)
+    stored = [row for _, row in table.records()]
+    out = []
+    for split in splits:
+        rows, held = heldout_rows(split)
+        test = rows.select(held)
+        mine = [r for r in stored if r["split"] == split.name]
+        if len(mine) != len(test) or any(r["source_id"] != str(s) or r["gpu"] != str(g)
+                                         for r, s, g in zip(mine, test.source_id, test.gpu)):
+            raise ValueError(f"{file.name} does not hold the rows split {split.name!r} holds "
+                             "out: rerun benchmarks/bench_fidelity.py --write")
+        predicted = test.measured * np.exp([float(r["log_residual"]) for r in mine])
+        out.append((split, errors(predicted, test.measured)))
+    unknown = {r["split"] for r in stored} - {s.name for s in splits}
+    if unknown and splits is SPLITS:
+        raise ValueError(f"{file.name} holds splits that are not defined: {sorted(unknown)}")
+    return out
