@@ -27,6 +27,7 @@ from typing import Any, Iterable, Mapping, TextIO, cast
 import numpy as np
 
 from ...datafile import CsvWriter, Delimited, read_text, where
+from ...numeric.columnar import row_indices
 from ...validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, check_size, has_control,
                         label as file_label, parse_number, show)
 from .components import Case, check_component, costs
@@ -203,11 +204,18 @@ class Measurements:
         """The current model's (dtype, FLOPs, bytes) per row (not the file's columns)."""
         return costs(self.components, *self.shapes.T)
 
-    def select(self, mask: Any) -> "Measurements":
-        """The rows where ``mask`` (a boolean array or a predicate on ``Case``) holds."""
-        if callable(mask):
-            mask = [bool(mask(c)) for c in self.cases]
-        idx = np.flatnonzero(np.asarray(mask, dtype=bool))
+    def select(self, rows: Any) -> "Measurements":
+        """The rows that ``rows`` picks: a predicate on ``Case``, a boolean mask
+        or indices (as a column table's ``select``).
+
+        >>> m = parse_csv("component,M,K,N,time_s\\nmicro.launch,1,1,1,2e-6\\n"
+        ...               "micro.launch,2,1,1,3e-6\\n")
+        >>> m.select(lambda c: c.M > 1).time_s.tolist(), m.select([1, 0]).time_s.tolist()
+        ([3e-06], [3e-06, 2e-06])
+        """
+        if callable(rows):
+            rows = [bool(rows(c)) for c in self.cases]
+        idx = row_indices(rows, len(self))
         return Measurements(tuple(self.cases[i] for i in idx), self.time_s[idx],
                             {k: tuple(v[i] for i in idx) for k, v in self.columns.items()},
                             self.comments, self.source,
