@@ -30,7 +30,7 @@ from ...datafile import CsvWriter, Delimited, read_text, where
 from ...numeric.columnar import row_indices
 from ...validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, check_size, has_control,
                         label as file_label, parse_number, show)
-from .components import Case, check_component, costs
+from .components import Case, check_component, costs, gemm_class_of
 
 __all__ = [
     "SYNTHETIC_GPU",
@@ -193,6 +193,12 @@ class Measurements:
     @cached_property
     def components(self) -> np.ndarray:
         return np.array([c.component for c in self.cases], dtype=object)
+
+    @cached_property
+    def gemm_classes(self) -> np.ndarray:
+        """Each row's GEMM class (``fp8_rowwise``: its fixed time ``t0_fp8_rowwise``),
+        ``""`` for a kernel or a micro-benchmark."""
+        return np.array([gemm_class_of(c) for c in self.components], dtype=object)
 
     @cached_property
     def shapes(self) -> np.ndarray:
