@@ -10,11 +10,14 @@ import pytest
 import roofline_sym as rs
 from roofline_sym.fidelity.own_gpu import components, timing as ms
 from roofline_sym.fidelity.own_gpu import measurement_file as mfile
-from roofline_sym.fidelity.own_gpu.hardware_fit import Calibration, fit, hardware_values, synthesize
+from roofline_sym.fidelity.own_gpu.hardware_fit import (Calibration, _Problem, fit, hardware_values,
+                                                        synthesize)
 from roofline_sym.devices import HardwareError
 
 TRUTH = {"eta_bf16": 0.78, "eta_fp8": 0.66, "eta_mem": 0.85, "t_launch": 3.0e-6}
-T0 = {"bf16": 5e-6, "fp8": 4e-6}  # a fixed time per GEMM, seconds
+# a fixed time per GEMM by GEMM class, seconds: the two fp8 classes differ, so
+# one t0 per dtype could not fit them both
+T0 = {"bf16": 5e-6, "fp8_tensorwise": 4e-6, "fp8_rowwise": 6e-6}
 
 
 @pytest.fixture(scope="module")
@@ -46,9 +49,10 @@ def test_size_dependent_efficiency_is_recovered(default_grid, seed):
     meas = synthesize("h200", default_grid, TRUTH, fixed_s=T0, noise=0.02, seed=seed)
     cal = fit(meas, "h200", size_dependent=True)
     assert all(abs(e) < 0.03 for e in _rel(cal, TRUTH).values()), cal.values
-    classes = {"bf16": "bf16", "fp8": "fp8_tensorwise"}
-    for d, t0 in T0.items():
-        assert cal.fixed_s[classes[d]] == pytest.approx(t0, rel=0.10)
+    assert set(cal.fixed_s) == set(T0)
+    for cls, t0 in T0.items():
+        assert cal.fixed_s[cls] == pytest.approx(t0, rel=0.10)
+        assert float(cal.hardware.gemm_fixed_s[cls]) == cal.fixed_s[cls]
     assert cal.size_dependent and cal.rms_log_error < 0.025
     # the plain fit cannot follow small GEMMs: its error is many times the noise
     assert fit(meas, "h200").rms_log_error > 5 * cal.rms_log_error
@@ -64,7 +68,7 @@ def test_size_dependent_fit_of_size_independent_data_finds_no_size_dependence(de
 
 def test_size_dependent_efficiency_maps_onto_the_linear_model():
     cal = Calibration.of(rs.hardware("h200"))
-    fixed = {"bf16": 5e-6, "fp8_tensorwise": 4e-6}
+    fixed = {"bf16": 5e-6, "fp8_tensorwise": 4e-6, "fp8_rowwise": 6e-6}
     # the flat component model plus fixed times: no per-class kernel efficiencies
     hw = cal.hardware.replace(gemm_fixed_s=fixed, kernel_efficiency={},
                               kernel_fixed_s={k: 0 for k in rs.symbols.KERNEL_KINDS},
@@ -78,8 +82,9 @@ def test_size_dependent_efficiency_maps_onto_the_linear_model():
     def total(comps):
         out = 0
         for c in comps:
-            d, f, b = components.costs([c] * 3, M, K, N)
-            out = out + components.model_times(*cal.costs(d, f, b), cal.parameters())
+            _, f, b = components.costs([c] * 3, M, K, N)
+            classes = [components.gemm_class_of(c)] * 3
+            out = out + components.model_times(*cal.costs(classes, f, b), cal.parameters())
         return out
 
     got = cal.evaluate(rs.linear("tensorwise"), M, K, N)["speedup"]
@@ -89,8 +94,48 @@ def test_size_dependent_efficiency_maps_onto_the_linear_model():
     eta = float(rs.hardware("h200").gemm_efficiency["bf16"])
     d, f_eff, b_eff = cal.costs(["bf16"], [f], [1.0])
     assert f_eff[0] / (989.4e12 * eta) == pytest.approx(f / (989.4e12 * eta) + 5e-6)
+    # each fp8 class its own fixed time, at fp8's one rate
+    d, f_eff, _ = cal.costs(["fp8_tensorwise", "fp8_rowwise"], [f, f], [1.0, 1.0])
+    rate = float(hw.peak_flops["fp8"]) * float(hw.gemm_efficiency["fp8"])
+    assert d.tolist() == ["fp8", "fp8"]
+    assert ((f_eff - f) / rate).tolist() == pytest.approx([4e-6, 6e-6])
     with pytest.raises(ValueError, match="unbound model"):
         cal.evaluate(rs.linear("tensorwise").on("h200"), 1, 1, 1)
+
+
+def test_the_fit_jacobian_is_the_derivative_of_its_residuals():
+    # an independent oracle: central differences of the residuals, with a fixed
+    # time per GEMM class (two fp8 classes at one rate eta_fp8)
+    meas = synthesize("h200", ms.grid("quick"), TRUTH, fixed_s=T0, noise=0.0)
+    dtype, flops, nbytes = meas.costs
+    names = ["eta_bf16", "eta_fp8", "eta_mem", "t_launch", *(f"t0_{c}" for c in T0)]
+    hw = rs.hardware("h200")
+    problem = _Problem(dtype, meas.gemm_classes, flops, nbytes, meas.time_s,
+                       {d: float(hw.peak_flops[d]) for d in ("bf16", "fp8")}, float(hw.mem_bw),
+                       names)
+    x = np.log([0.7, 0.6, 0.8, 2.5e-6, 3e-6, 4.5e-6, 7e-6])
+    _, J, active = problem(x)
+    h = 1e-6
+    for i, name in enumerate(names):
+        step = np.eye(len(x))[i] * h
+        (up, _, a_up), (down, _, a_down) = problem(x + step), problem(x - step)
+        same = (a_up == active) & (a_down == active)  # rows that keep their piece
+        assert same.mean() > 0.95
+        np.testing.assert_allclose(J[same, i], (up - down)[same] / (2 * h), atol=1e-6,
+                                   err_msg=name)
+    assert np.abs(J[:, names.index("t0_fp8_rowwise")]).max() > 0.1  # the class is in play
+
+
+def test_synthetic_fixed_times_are_per_gemm_class():
+    grid = ms.grid("quick")
+    plain = synthesize("h200", grid, TRUTH, noise=0.0)
+    rowwise = synthesize("h200", grid, TRUTH, fixed_s={"fp8_rowwise": 6e-6}, noise=0.0)
+    changed = {c.component.split(".")[1] for c, a, b in zip(plain.cases, plain.time_s,
+                                                             rowwise.time_s) if a != b}
+    assert changed == {"fp8_rowwise"}
+    with pytest.raises(ValueError, match=r"fixed_s: unknown GEMM class 'fp8'.* valid: "
+                                         r"bf16, fp8_tensorwise, fp8_rowwise"):
+        synthesize("h200", grid, fixed_s={"fp8": 5e-6})
 
 
 def test_efficiency_above_one_is_clipped_with_a_warning(tmp_path):

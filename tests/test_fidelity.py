@@ -14,7 +14,7 @@ from roofline_sym.fidelity import cli, composed_components, report, sample_path
 ROOT = Path(__file__).resolve().parents[1]
 # what the sample's header says it was generated with
 SAMPLE_TRUTH = {"eta_bf16": 0.78, "eta_fp8": 0.66, "eta_mem": 0.85, "t_launch": 3e-6}
-SAMPLE_T0 = {"bf16": 5e-6, "fp8": 5e-6}
+SAMPLE_T0 = {"bf16": 5e-6, "fp8_tensorwise": 5e-6, "fp8_rowwise": 5e-6}
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def test_sample_is_what_its_header_says(sample):
     np.testing.assert_allclose(regenerated.time_s, sample.time_s, rtol=1e-6)
     header = " ".join(sample.comments)
     for text in ("eta_bf16=0.78", "eta_fp8=0.66", "eta_mem=0.85", "t_launch=3e-06",
-                 "bf16=5e-06", "fp8=5e-06", "sigma 0.02, seed 7", "llama_tokens=(8192,)"):
+                 "bf16=5e-06", "fp8_tensorwise=5e-06", "fp8_rowwise=5e-06", "sigma 0.02, seed 7", "llama_tokens=(8192,)"):
         assert text in header
 
 
@@ -236,7 +236,7 @@ def test_cli_function(tmp_path):
     assert "wrote the calibrated hardware entry to" in out
     assert rs.load_hardware(tmp_path / "cal.toml").entries[0].name == "H200 SXM (calibrated)"
     assert set(rs.load_hardware(tmp_path / "cal.toml").entries[0].gemm_fixed_s) == {
-        "bf16", "fp8_tensorwise"}
+        "bf16", "fp8_tensorwise", "fp8_rowwise"}  # each GEMM class the sample times
     with pytest.raises(ValueError, match="needs a calibration"):
         cli(sample_path(), hardware="h200", calibrated=False, write_hardware=tmp_path / "x.toml")
 

@@ -184,7 +184,8 @@ def test_calibration_prices_rows_by_the_same_roofline():
     flops = np.array([1e12, 3e11, 0.0, 0.0])
     nbytes = np.array([1e8, 1e7, 1e9, 0.0])
     names = ["eta_bf16", "eta_fp8", "eta_mem", "t_launch"]
-    problem = _Problem(dtype, flops, nbytes, np.ones(4),
+    classes = np.array(["bf16", "fp8_rowwise", "", ""], dtype=object)
+    problem = _Problem(dtype, classes, flops, nbytes, np.ones(4),
                        {d: values[f"P_{d}"] for d in ("bf16", "fp8")}, values["BW"], names)
     x = np.log([values[n] for n in names])
     want = _flat_by_hand(dtype, flops, nbytes, values)

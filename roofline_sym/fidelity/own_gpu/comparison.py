@@ -145,12 +145,14 @@ class Report:
                       if cal.rows else f"read from {cal.source}, not fitted here")
             lines.append(f"after:  {cal.hardware.name}, {fitted}")
             before = hardware_values(self.hardware)
+            fixed = {f"t0_{c}": t0 for c, t0 in cal.fixed_s.items()}
+            w = max(len(k) for k in [*cal.values, *fixed, "t_launch"])
             for k, v in cal.values.items():
                 scale, unit = (1e6, " us") if k == "t_launch" else (1.0, "")
                 was = f"{before[k] * scale:10.4g}" if k in before else f"{'-':>10}"
-                lines.append(f"  {k:<10} {was} -> {v * scale:.4g}{unit}")
-            for c, t0 in cal.fixed_s.items():
-                lines.append(f"  t0_{c:<7} {'':>10}    {t0 * 1e6:.3g} us (fixed time per GEMM)")
+                lines.append(f"  {k:<{w}} {was} -> {v * scale:.4g}{unit}")
+            for k, t0 in fixed.items():
+                lines.append(f"  {k:<{w}} {'':>10}    {t0 * 1e6:.3g} us (fixed time per GEMM)")
         lines += [f"note: {n}" for n in self.notes]
         width = max([len(s["name"]) for s in self.summary()] + [20]) + 2
         lines += ["", "relative error |predicted - measured| / measured: median / max",
@@ -304,7 +306,7 @@ def _predict(meas: Measurements, hw_or_cal: Hardware | Calibration
     """(time, regime) per row."""
     d, f, b = meas.costs
     if isinstance(hw_or_cal, Calibration):
-        d, f, b = hw_or_cal.costs(d, f, b)
+        d, f, b = hw_or_cal.costs(meas.gemm_classes, f, b)
         values: Mapping[str, Any] = hw_or_cal.parameters()
     else:
         values = hardware_values(hw_or_cal)

@@ -33,13 +33,14 @@ from ...validate import unknown_name
 
 __all__ = [
     "GEMM_NAMES",
-    "GEMM_KINDS",
+    "GEMM_CLASSES",
     "FAST_ACCUM",
     "CAST_RECIPES",
     "CAST_IMPLS",
     "MICRO",
     "COMPONENTS",
     "Case",
+    "gemm_class_of",
     "model_term",
     "costs",
     "model_times",
@@ -48,8 +49,9 @@ __all__ = [
 
 # -- components and the model terms that predict them ---------------------------
 GEMM_NAMES = tuple(gemm_dims("training"))  # output, grad_input, grad_weight
-# GEMM kind -> (recipe whose model prices it, side of the model)
-GEMM_KINDS = {
+# GEMM class (as symbols.GEMM_CLASSES names it: its fixed time is t0_<class>) ->
+# (recipe whose model prices it, side of the model)
+GEMM_CLASSES = {
     "bf16": ("tensorwise", "baseline"),
     "fp8_tensorwise": ("tensorwise", "lowp"),
     "fp8_rowwise": ("rowwise", "lowp"),
@@ -88,7 +90,7 @@ def _cast_components() -> tuple[str, ...]:
 
 
 COMPONENTS = (
-    *(f"gemm.{kind}.{g}" for kind in GEMM_KINDS for g in GEMM_NAMES),
+    *(f"gemm.{cls}.{g}" for cls in GEMM_CLASSES for g in GEMM_NAMES),
     *_cast_components(),
     *MICRO,
 )
@@ -118,8 +120,8 @@ def model_term(component: str) -> Term:
         nbytes = 2 * element("bf16").bytes * S.M if rest == ["copy"] else 0
         return Term.roofline(TermId("micro", *rest), Work(bytes=nbytes))
     if kind == "gemm":
-        gemm_kind, gemm = rest
-        recipe_name, side = GEMM_KINDS[gemm_kind]
+        gemm_class, gemm = rest
+        recipe_name, side = GEMM_CLASSES[gemm_class]
         id = TermId(side, "gemm", gemm)
     else:
         recipe_name, role, kernel = rest
@@ -147,6 +149,17 @@ def check_component(component: str, where: str = "") -> None:
     """A ValueError naming the close matches unless ``component`` is one of ``COMPONENTS``."""
     if component not in _COMPONENT_SET:
         raise unknown_name("component", component, COMPONENTS, where=where)
+
+
+def gemm_class_of(component: str) -> str:
+    """The GEMM class of a component ``gemm.<class>.<gemm>`` (``symbols.GEMM_CLASSES``:
+    the class of its fixed time ``t0_<class>``), ``""`` for a kernel or a micro-benchmark.
+
+    >>> gemm_class_of("gemm.fp8_rowwise.grad_input"), gemm_class_of("cast.rowwise.input.cast_rows")
+    ('fp8_rowwise', '')
+    """
+    kind, *rest = _parts(component)
+    return rest[0] if kind == "gemm" else ""
 
 
 def costs(components: Sequence[str] | np.ndarray, M: Any, K: Any, N: Any
@@ -201,14 +214,14 @@ class Case:
 
     @cached_property
     def op(self) -> tuple[Any, ...]:
-        """The operation: ``("gemm", kind, m, k, n, fast_accum)``, ``(impl, d0, d1)``..."""
+        """The operation: ``("gemm", class, m, k, n, fast_accum)``, ``(impl, d0, d1)``..."""
         kind, *rest = _parts(self.component)
         dims = {S.M: self.M, S.K: self.K, S.N: self.N}
         if kind == "gemm":
-            gemm_kind, gemm = rest
+            gemm_class, gemm = rest
             m, k, n = (dims[d] for d in gemm_dims("training")[gemm])
-            fast = FAST_ACCUM[gemm] if gemm_kind != "bf16" else None
-            return ("gemm", gemm_kind, m, k, n, fast)
+            fast = FAST_ACCUM[gemm] if gemm_class != "bf16" else None
+            return ("gemm", gemm_class, m, k, n, fast)
         if kind == "cast":
             recipe_name, role, kernel = rest
             key = (recipe_name, "weight" if role == "weight" else "act", kernel)
@@ -229,6 +242,11 @@ class Case:
     def dtype(self) -> str:
         """The GEMM peak the model prices it at (``bf16``, ``fp8``), or ``""``."""
         return self._cost[0]
+
+    @property
+    def gemm_class(self) -> str:
+        """The GEMM class whose fixed time it takes (``fp8_rowwise``), or ``""``."""
+        return gemm_class_of(self.component)
 
     @property
     def flops(self) -> float:

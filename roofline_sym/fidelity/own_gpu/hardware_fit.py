@@ -10,12 +10,15 @@ Levenberg-Marquardt on log-parameters (numpy only).  ``Calibration.to_toml``
 writes the result as a hardware file that ``load_hardware`` reads.
 
 Optional extension, ``size_dependent=True``: a fixed time per GEMM in
-seconds, ``t0_d``, the same number and form as the default model's
-(``t0 + F / (P_d eta_d)``: launch, prologue, epilogue, wave quantisation):
-what makes small GEMMs slower than the roofline (torchao: about 2x below
-1024).  The hardware entry keeps ``eta_d`` (the large-GEMM limit) and
-``gemm_fixed_s`` (the dtype's GEMM class); ``Calibration.evaluate`` binds
-it to a default-preset model, which prices GEMMs the same way.
+seconds for each GEMM class measured, ``t0_<class>`` (``t0_bf16``,
+``t0_fp8_tensorwise``, ``t0_fp8_rowwise``: the class of a row is the one its
+component ``gemm.<class>.<gemm>`` names), the same number and form as the
+default model's (``t0_<class> + F / (P_d eta_d)``: launch, prologue,
+epilogue, wave quantisation): what makes small GEMMs slower than the
+roofline (torchao: about 2x below 1024).  The hardware entry keeps
+``eta_d`` (the large-GEMM limit) and ``gemm_fixed_s`` (each class's
+``t0``); ``Calibration.evaluate`` binds it to a default-preset model, which
+prices GEMMs the same way.
 
 >>> from roofline_sym.fidelity.own_gpu.timing import grid
 >>> truth = {"eta_bf16": 0.75, "eta_fp8": 0.62, "eta_mem": 0.85, "t_launch": 3e-6}
@@ -46,7 +49,8 @@ from ...devices.toml_io import (TOML_FIELDS, cited_sources, hardware_toml, toml_
                                 write_hardware)
 from ...model.layer import Linear
 from ...model.term import roofline_piece_times
-from .components import Case, model_times
+from ...validate import unknown_name
+from .components import GEMM_CLASSES, Case, model_times
 from .timing import RepeatPolicy, grid, run
 from ..published_tables.joint_fit import fit_speedups
 from .measurement_file import SYNTHETIC_GPU, Measurements, parse_csv, read_csv, write_measurements
@@ -73,8 +77,9 @@ class Calibration:
     """A fitted hardware entry and how it was fitted.
 
     ``hardware``: the calibrated ``Hardware``; ``values``: the fitted numbers
-    by symbol name; ``fixed_s``: the fixed time per GEMM of each dtype
-    (seconds) of a size-dependent fit, ``t0_d`` (empty otherwise);
+    by symbol name; ``fixed_s``: the fixed time per GEMM of each GEMM class
+    measured (seconds, ``t0_<class>`` by class) of a size-dependent fit
+    (empty otherwise);
     ``rms_log_error``: the fit's root-mean-square ``log(pred / measured)``;
     ``source``: the measurement file fitted to (``fit``) or the hardware file
     read back (``load``); ``meas_sources``: the ``[sources]`` citation keys
@@ -110,8 +115,8 @@ class Calibration:
         toml_sources = {TOML_FIELDS[k]: v for k, v in (entry_sources or {}).items()
                         if k in TOML_FIELDS}
         return cls(hw, base or hw, values,
-                   {d: float(v) for d, v in hw.gemm_fixed_s.items()
-                    if v and d in _FIXED_CLASS.values()},
+                   {c: float(v) for c, v in hw.gemm_fixed_s.items()
+                    if v and c in GEMM_CLASSES},
                    source=os.fspath(source), meas_sources=dict(sources or {}),
                    toml_sources=toml_sources)
 
@@ -135,33 +140,37 @@ class Calibration:
         """Hardware values by symbol name."""
         return hardware_values(self.hardware)
 
-    def costs(self, dtype: Any, flops: Any, nbytes: Any) -> tuple[np.ndarray, np.ndarray,
-                                                                  np.ndarray]:
-        """Per-row ``(dtype, flops, bytes)`` priced as this calibration prices
-        them: a GEMM's fixed time ``t0`` counted as the work it is worth at
-        the GEMM's rates (``t0 P eta`` FLOPs, ``t0 BW eta_mem`` bytes), so the
-        flat roofline of ``model_times`` gives ``t0 + Max(F / (P eta), B /
-        (BW eta_mem))``, the default model's form.
+    def costs(self, gemm_classes: Any, flops: Any, nbytes: Any
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per-row ``(dtype, flops, bytes)`` of rows of GEMM class ``gemm_classes``
+        (``""``: a kernel) priced as this calibration prices them: a GEMM's
+        fixed time ``t0_<class>`` counted as the work it is worth at the GEMM's
+        rates (``t0 P eta`` FLOPs, ``t0 BW eta_mem`` bytes), so the flat
+        roofline of ``model_times`` gives ``t0 + Max(F / (P eta), B / (BW
+        eta_mem))``, the default model's form.
 
         >>> cal = Calibration.of(lookup_hardware("h200"))
-        >>> d, f, b = cal.costs(["bf16", ""], [1e9, 0.0], [1e6, 1e6])
-        >>> bool(f[0] > 1e9 and b[0] > 1e6), float(b[1])
-        (True, 1000000.0)
+        >>> d, f, b = cal.costs(["fp8_rowwise", ""], [1e9, 0.0], [1e6, 1e6])
+        >>> d.tolist(), bool(f[0] > 1e9 and b[0] > 1e6), float(b[1])
+        (['fp8', ''], True, 1000000.0)
         """
-        d = np.asarray(dtype, dtype=object)
+        classes = np.asarray(gemm_classes, dtype=object)
+        d = np.array([_dtype(c) for c in classes.tolist()], dtype=object).reshape(classes.shape)
         f = np.array(flops, dtype=np.float64, copy=True)
         b = np.array(nbytes, dtype=np.float64, copy=True)
         v = self.parameters()
-        for x in set(d.tolist()) - {""}:
-            t0 = float(self.hardware.fixed_time("gemm_fixed_s", _FIXED_CLASS.get(x, x)) or 0)
-            rows = (d == x) & (f > 0)
-            f[rows] += t0 * v[f"P_{x}"] * v[f"eta_{x}"]
+        for c in set(classes.tolist()) - {""}:
+            t0 = float(self.hardware.fixed_time("gemm_fixed_s", c) or 0)
+            rows = (classes == c) & (f > 0)
+            f[rows] += t0 * v[f"P_{_dtype(c)}"] * v[f"eta_{_dtype(c)}"]
             b[rows] += t0 * v["BW"] * v["eta_mem"]
         return d, f, b
 
     def predict(self, measurements: Measurements) -> np.ndarray:
         """The calibrated model's time of each row."""
-        return model_times(*self.costs(*measurements.costs), self.parameters())
+        _, flops, nbytes = measurements.costs
+        return model_times(*self.costs(measurements.gemm_classes, flops, nbytes),
+                           self.parameters())
 
     def evaluate(self, model: Linear, M: Any, K: Any, N: Any) -> dict[str, np.ndarray]:
         """``model.evaluate`` with this calibration (``model``: an unbound ``Linear``).
@@ -240,25 +249,27 @@ def _sig(value: float, digits: int = _DIGITS) -> float:
     return float(f"{value:.{digits}g}")
 
 
-# the GEMM class a measured dtype's fixed time is written for (the harness times
-# bf16 GEMMs and torch._scaled_mm with one scale per tensor)
-_FIXED_CLASS = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8_tensorwise", "fp4": "fp4_nvfp4"}
+def _dtype(gemm_class: str) -> str:
+    """The dtype whose peak a GEMM class runs at: the first word of its name
+    (``symbols.gemm_class``: ``fp8_rowwise`` runs at ``P_fp8``); ``""`` stays ``""``."""
+    return gemm_class.split("_")[0]
 
 
 # -- the fit ------------------------------------------------------------------------------
 class _Problem:
     """Residuals ``log(model) - log(measured)`` and their Jacobian in the
-    log-parameters ``x`` (``eta_<d>``, ``eta_mem``, ``t_launch``, ``t0_<d>``).
+    log-parameters ``x`` (``eta_<d>``, ``eta_mem``, ``t_launch``, ``t0_<class>``).
 
     Each row is priced by the model's own roofline (``roofline_piece_times``)
-    with the fitted values, a size-dependent GEMM taking ``t0 + F / (P eta)``
-    (priced as ``F + t0 P eta`` FLOPs).  A row's time is its largest piece, so
-    its gradient is that piece's: -1 in the efficiency of memory, +1 in the
-    launch floor, and for a GEMM -F / (F + F0) in ``log eta`` and
-    F0 / (F + F0) in ``log t0`` (F0 = t0 P eta)."""
+    with the fitted values, a size-dependent GEMM of class c taking
+    ``t0_c + F / (P_d eta_d)`` (priced as ``F + t0_c P_d eta_d`` FLOPs).  A
+    row's time is its largest piece, so its gradient is that piece's: -1 in
+    the efficiency of memory, +1 in the launch floor, and for a GEMM
+    -F / (F + F0) in ``log eta_d`` and F0 / (F + F0) in ``log t0_c``
+    (F0 = t0_c P_d eta_d)."""
 
-    def __init__(self, dtype: np.ndarray, flops: np.ndarray, nbytes: np.ndarray,
-                 times: np.ndarray, peaks: Mapping[str, float], bw: float,
+    def __init__(self, dtype: np.ndarray, classes: np.ndarray, flops: np.ndarray,
+                 nbytes: np.ndarray, times: np.ndarray, peaks: Mapping[str, float], bw: float,
                  names: Sequence[str]) -> None:
         self.names = names
         self.index = {n: i for i, n in enumerate(names)}
@@ -266,19 +277,23 @@ class _Problem:
         self.log_t = np.log(times)
         self.peaks, self.bw = peaks, bw
         self.masks: dict[str, np.ndarray] = {d: dtype == d for d in set(dtype.tolist()) - {""}}
+        # the GEMM rows of each class: a class's rows run at its dtype's rate
+        self.classes: dict[str, np.ndarray] = {c: classes == c
+                                               for c in set(classes.tolist()) - {""}}
 
-    def _b0(self, x: np.ndarray, d: str) -> float:
-        """The bytes the fixed time ``t0_<d>`` is worth at the fitted bandwidth."""
-        if f"t0_{d}" not in self.index:
+    def _b0(self, x: np.ndarray, c: str) -> float:
+        """The bytes the fixed time ``t0_<c>`` is worth at the fitted bandwidth."""
+        if f"t0_{c}" not in self.index:
             return 0.0
-        return (math.exp(x[self.index[f"t0_{d}"]]) * self.bw
+        return (math.exp(x[self.index[f"t0_{c}"]]) * self.bw
                 * math.exp(x[self.index["eta_mem"]]))
 
-    def _f0(self, x: np.ndarray, d: str) -> float:
-        """The FLOPs the fixed time ``t0_<d>`` is worth at the fitted rate."""
-        if f"t0_{d}" not in self.index:
+    def _f0(self, x: np.ndarray, c: str) -> float:
+        """The FLOPs the fixed time ``t0_<c>`` is worth at the fitted rate."""
+        if f"t0_{c}" not in self.index:
             return 0.0
-        return (math.exp(x[self.index[f"t0_{d}"]]) * self.peaks[d]
+        d = _dtype(c)
+        return (math.exp(x[self.index[f"t0_{c}"]]) * self.peaks[d]
                 * math.exp(x[self.index[f"eta_{d}"]]))
 
     def pieces(self, x: np.ndarray) -> np.ndarray:
@@ -286,11 +301,12 @@ class _Problem:
         values = {"BW": self.bw, "eta_mem": math.exp(x[self.index["eta_mem"]]),
                   "t_launch": math.exp(x[self.index["t_launch"]])}
         flops, nbytes = self.flops.copy(), self.nbytes.copy()
-        for d, mask in self.masks.items():
+        for d in self.masks:
             values[f"P_{d}"] = self.peaks[d]
             values[f"eta_{d}"] = math.exp(x[self.index[f"eta_{d}"]])
-            flops[mask] += self._f0(x, d)
-            nbytes[mask] += self._b0(x, d)
+        for c, mask in self.classes.items():
+            flops[mask] += self._f0(x, c)
+            nbytes[mask] += self._b0(x, c)
         with np.errstate(divide="ignore"):
             logs: np.ndarray = np.log(np.maximum(
                 roofline_piece_times(self.dtype, flops, nbytes, values), 0.0))
@@ -301,19 +317,19 @@ class _Problem:
         active = pieces.argmax(axis=0)
         r = pieces.max(axis=0) - self.log_t
         J = np.zeros((r.size, x.size))
-        for d, mask in self.masks.items():
-            rows = mask & (active == 0)
-            f0 = self._f0(x, d)
-            J[rows, self.index[f"eta_{d}"]] = -self.flops[rows] / (self.flops[rows] + f0)
-            if f"t0_{d}" in self.index:
-                J[rows, self.index[f"t0_{d}"]] = f0 / (self.flops[rows] + f0)
         J[active == 1, self.index["eta_mem"]] = -1.0
-        for d, mask in self.masks.items():  # a GEMM's fixed time in its memory piece too
-            if f"t0_{d}" in self.index:
+        for c, mask in self.classes.items():
+            t0 = self.index.get(f"t0_{c}")
+            rows = mask & (active == 0)
+            f0 = self._f0(x, c)
+            J[rows, self.index[f"eta_{_dtype(c)}"]] = -self.flops[rows] / (self.flops[rows] + f0)
+            if t0 is not None:
+                J[rows, t0] = f0 / (self.flops[rows] + f0)
+                # a GEMM's fixed time in its memory piece too
                 rows = mask & (active == 1)
-                b0 = self._b0(x, d)
+                b0 = self._b0(x, c)
                 J[rows, self.index["eta_mem"]] = -self.nbytes[rows] / (self.nbytes[rows] + b0)
-                J[rows, self.index[f"t0_{d}"]] = b0 / (self.nbytes[rows] + b0)
+                J[rows, t0] = b0 / (self.nbytes[rows] + b0)
         J[active == 2, self.index["t_launch"]] = 1.0
         return r, J, active
 
@@ -373,8 +389,8 @@ def _initial(problem: _Problem, dtype: np.ndarray, flops: np.ndarray, nbytes: np
 def fit(measurements: Measurements | str | os.PathLike[str], base: Hardware | str | None = None, *,
         size_dependent: bool = False, name: str | None = None) -> Calibration:
     """Fit ``eta_<dtype>``, ``eta_mem`` and ``t_launch`` (and with
-    ``size_dependent``, the fixed time per GEMM ``t0_<dtype>``, seconds) to a
-    measurement file.
+    ``size_dependent``, the fixed time per GEMM of each GEMM class measured,
+    ``t0_<class>``, seconds) to a measurement file.
 
     ``base``: the entry whose peaks and bandwidth are used and whose other
     fields are kept (a name, a ``Hardware``, or None for the file's GPU).
@@ -385,8 +401,10 @@ def fit(measurements: Measurements | str | os.PathLike[str], base: Hardware | st
     meas = measurements if isinstance(measurements, Measurements) else read_csv(measurements)
     base = resolve_hardware(base, meas)
     dtype, flops, nbytes = meas.costs
+    classes = meas.gemm_classes
     times = meas.time_s
     dtypes = sorted(set(dtype.tolist()) - {""})
+    measured = [c for c in GEMM_CLASSES if c in set(classes.tolist())]
     lacking = [d for d in dtypes if not base.supports(d)]
     if lacking:
         raise ValueError(f"{meas.source}: has {'/'.join(lacking)} GEMM rows, but {base.name} "
@@ -395,11 +413,11 @@ def fit(measurements: Measurements | str | os.PathLike[str], base: Hardware | st
     bw = float(base.mem_bw)
     names = [f"eta_{d}" for d in dtypes] + ["eta_mem", "t_launch"]
     if size_dependent:
-        names += [f"t0_{d}" for d in dtypes]
-    problem = _Problem(dtype, flops, nbytes, times, peaks, bw, names)
+        names += [f"t0_{c}" for c in measured]
+    problem = _Problem(dtype, classes, flops, nbytes, times, peaks, bw, names)
     start = _initial(problem, dtype, flops, nbytes, times, peaks, bw, base)
-    for d in dtypes:  # a fixed cost of ~1 us per GEMM to start from
-        start[f"t0_{d}"] = 1e-6
+    for c in measured:  # a fixed cost of ~1 us per GEMM to start from
+        start[f"t0_{c}"] = 1e-6
     x = np.log([start[n] for n in names])
     free = np.ones(len(names), dtype=bool)
     notes: list[str] = []
@@ -417,11 +435,11 @@ def fit(measurements: Measurements | str | os.PathLike[str], base: Hardware | st
             x[i], free[i] = 0.0, False
     _, _, active = problem(x)
     fitted = {n: _sig(math.exp(v)) for n, v in zip(names, x)}
-    for d in dtypes:
+    for c in measured:
         # below a microsecond's millionth per GEMM, t0 is the fit running off
         # towards zero: no size dependence in these times
-        if f"t0_{d}" in fitted and fitted[f"t0_{d}"] < 1e-12:
-            fitted[f"t0_{d}"] = 0.0
+        if f"t0_{c}" in fitted and fitted[f"t0_{c}"] < 1e-12:
+            fitted[f"t0_{c}"] = 0.0
     counts = _regime_counts(names, dtype, active)
     for n in ("eta_mem", "t_launch", *(f"eta_{d}" for d in dtypes)):
         if counts[n] == 0:
@@ -450,7 +468,7 @@ def _fitted_calibration(meas: Measurements, base: Hardware, fitted: dict[str, fl
                         dtypes: Sequence[str], counts: Mapping[str, int], notes: list[str],
                         rms: float, name: str | None) -> Calibration:
     values = {k: v for k, v in fitted.items() if not k.startswith("t0_")}
-    fixed_s = {_FIXED_CLASS[k[3:]]: _sig(v, 3) for k, v in fitted.items()
+    fixed_s = {k.removeprefix("t0_"): _sig(v, 3) for k, v in fitted.items()
                if k.startswith("t0_")}
     file_name = Path(meas.source).name if meas.source else "measurements"
     digest = ""
@@ -490,8 +508,8 @@ def _fitted_calibration(meas: Measurements, base: Hardware, fitted: dict[str, fl
         "a fit without size dependence: no fixed time (0)")
     if fixed_s:
         notes = notes + [
-            "Size-dependent GEMM time t0_d + F / (P_d eta_d), F = 2 M K N: "
-            "gemm_efficiency holds eta_d, gemm_fixed_s t0_d"]
+            "Size-dependent GEMM time t0_class + F / (P_d eta_d), F = 2 M K N: "
+            "gemm_efficiency holds eta_d, gemm_fixed_s t0_class"]
     notes = [f"Fitted to {file_name}: {len(meas)} rows, rms log error {rms:.3f}.", *notes]
     efficiency = dict(base.gemm_efficiency)
     efficiency.update({d: values[f"eta_{d}"] for d in dtypes})
@@ -536,8 +554,9 @@ def synthesize(hardware: Hardware | str, cases: Any = None,
     Runs the harness loop (``timing.run``) with a fake timer that returns the
     model's time of each op times lognormal noise (``sigma = noise``; one draw
     per op).  ``truth``: hardware values by symbol name replacing the entry's
-    (``eta_fp8=...``); ``fixed_s``: a fixed time per GEMM per dtype (seconds)
-    for a size-dependent GEMM time ``t0 + F / (P eta)``.  The result says it is synthetic in its comments and gpu column;
+    (``eta_fp8=...``); ``fixed_s``: a fixed time per GEMM (seconds) by GEMM
+    class (``{"bf16": 5e-6, "fp8_rowwise": 6e-6}``; a class not named: none)
+    for a size-dependent GEMM time ``t0_<class> + F / (P_d eta_d)``.  The result says it is synthetic in its comments and gpu column;
     ``comments`` are added to them (say how to regenerate it).
 
     >>> m = synthesize("h100", grid("quick"), noise=0.0)
@@ -552,11 +571,14 @@ def synthesize(hardware: Hardware | str, cases: Any = None,
                          f"{sorted(values)}")
     values.update(truth or {})
     fixed_s = dict(fixed_s or {})
+    for cls in fixed_s:
+        if cls not in GEMM_CLASSES:
+            raise unknown_name("GEMM class", cls, GEMM_CLASSES, where="fixed_s: ")
     rng = np.random.default_rng(seed)
 
     def timer(case: Case, warmup: int, repeats: int) -> list[float]:  # the op is the case
         flops, nbytes = float(case.flops), float(case.bytes)
-        t0 = fixed_s.get(case.dtype, 0.0) if flops else 0.0
+        t0 = fixed_s.get(case.gemm_class, 0.0) if flops else 0.0
         # t0 + Max(F / (P eta), B / (BW eta_mem)): the fixed time as work at the rates
         if t0:
             flops += t0 * values[f"P_{case.dtype}"] * values[f"eta_{case.dtype}"]
@@ -575,7 +597,7 @@ def synthesize(hardware: Hardware | str, cases: Any = None,
         "SYNTHETIC: generated by roofline_sym.fidelity.own_gpu.hardware_fit.synthesize from the cost model; "
         "NOT measured on a GPU",
         f"model: {hw.name} ({hw.dataset} dataset) peaks and bandwidth, with {described}"
-        + (", fixed_s " + ", ".join(f"{d}={v:g}" for d, v in fixed_s.items())
+        + (", fixed_s " + ", ".join(f"{c}={v:g}" for c, v in fixed_s.items())
            if fixed_s else ""),
         f"noise: lognormal, sigma {noise:g}, seed {seed}",
         *comments,

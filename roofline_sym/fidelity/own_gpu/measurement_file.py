@@ -27,9 +27,10 @@ from typing import Any, Iterable, Mapping, TextIO, cast
 import numpy as np
 
 from ...datafile import CsvWriter, Delimited, read_text, where
+from ...numeric.columnar import row_indices
 from ...validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, check_size, has_control,
                         label as file_label, parse_number, show)
-from .components import Case, check_component, costs
+from .components import Case, check_component, costs, gemm_class_of
 
 __all__ = [
     "SYNTHETIC_GPU",
@@ -194,6 +195,12 @@ class Measurements:
         return np.array([c.component for c in self.cases], dtype=object)
 
     @cached_property
+    def gemm_classes(self) -> np.ndarray:
+        """Each row's GEMM class (``fp8_rowwise``: its fixed time ``t0_fp8_rowwise``),
+        ``""`` for a kernel or a micro-benchmark."""
+        return np.array([gemm_class_of(c) for c in self.components], dtype=object)
+
+    @cached_property
     def shapes(self) -> np.ndarray:
         """``(rows, 3)`` float array of M, K, N."""
         return np.array([(c.M, c.K, c.N) for c in self.cases], dtype=np.float64).reshape(-1, 3)
@@ -203,11 +210,18 @@ class Measurements:
         """The current model's (dtype, FLOPs, bytes) per row (not the file's columns)."""
         return costs(self.components, *self.shapes.T)
 
-    def select(self, mask: Any) -> "Measurements":
-        """The rows where ``mask`` (a boolean array or a predicate on ``Case``) holds."""
-        if callable(mask):
-            mask = [bool(mask(c)) for c in self.cases]
-        idx = np.flatnonzero(np.asarray(mask, dtype=bool))
+    def select(self, rows: Any) -> "Measurements":
+        """The rows that ``rows`` picks: a predicate on ``Case``, a boolean mask
+        or indices (as a column table's ``select``).
+
+        >>> m = parse_csv("component,M,K,N,time_s\\nmicro.launch,1,1,1,2e-6\\n"
+        ...               "micro.launch,2,1,1,3e-6\\n")
+        >>> m.select(lambda c: c.M > 1).time_s.tolist(), m.select([1, 0]).time_s.tolist()
+        ([3e-06], [3e-06, 2e-06])
+        """
+        if callable(rows):
+            rows = [bool(rows(c)) for c in self.cases]
+        idx = row_indices(rows, len(self))
         return Measurements(tuple(self.cases[i] for i in idx), self.time_s[idx],
                             {k: tuple(v[i] for i in idx) for k, v in self.columns.items()},
                             self.comments, self.source,

@@ -24,6 +24,7 @@ import numpy as np
 
 from ...datafile import Delimited, read_text, where
 from ...devices.implementations import check_implementation
+from ...numeric.columnar import Columns
 from ...validate import label
 from .speedup_table import kernels_path
 
@@ -31,9 +32,10 @@ __all__ = ["GemmRows", "gemm_rows", "classify"]
 
 
 @dataclass(frozen=True, eq=False)
-class GemmRows:
+class GemmRows(Columns):
     """GEMM kernel rows as columns: ``seconds`` measured per GEMM;
-    ``fast_accum`` False where a low-precision GEMM ran without fast accumulation."""
+    ``fast_accum`` False where a low-precision GEMM ran without fast accumulation;
+    ``len``, ``t["gpu"]`` and ``select(rows)`` from ``Columns``."""
 
     source_id: np.ndarray
     gpu: np.ndarray
@@ -47,14 +49,6 @@ class GemmRows:
     N: np.ndarray
     seconds: np.ndarray
     lines: tuple[int, ...] = ()
-
-    def __len__(self) -> int:
-        return len(self.M)
-
-    def select(self, mask: Any) -> "GemmRows":
-        idx = np.arange(len(self))[np.asarray(mask)]
-        cols = {f: getattr(self, f)[idx] for f in _COLUMNS}
-        return GemmRows(**cols, lines=tuple(self.lines[i] for i in idx) if self.lines else ())
 
 
 _COLUMNS = ("source_id", "gpu", "dtype", "family", "grouped", "implementation", "fast_accum",

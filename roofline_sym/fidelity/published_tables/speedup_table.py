@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -35,6 +35,7 @@ import numpy as np
 
 from ...datafile import Delimited, read_text, where
 from ...devices.implementations import check_implementation
+from ...numeric.columnar import Columns
 from ...validate import SHAPE_MAX, label, parse_number
 
 __all__ = ["COLUMNS", "COLUMN_ARRAYS", "REQUIRED", "SpeedupTable", "read", "published", "published_path",
@@ -52,11 +53,12 @@ _GROUPS = (re.compile(r"\(M,\s*N,\s*K,\s*G\)\s*=\s*\(\s*\d+,\s*\d+,\s*\d+,\s*(\d
 
 
 @dataclass(frozen=True, eq=False)
-class SpeedupTable:
+class SpeedupTable(Columns):
     """Rows of a speedup table as columns: strings for the names, float arrays
     for the shapes (NaN where blank: whole-model rows) and the measured
     speedup (NaN where blank), int groups (1 unless stated), and where each
-    row came from (``lines``)."""
+    row came from (``lines``).  ``len``, ``t["gpu"]`` and ``select(rows)``
+    come from ``Columns``."""
 
     source_id: np.ndarray
     gpu: np.ndarray
@@ -73,26 +75,15 @@ class SpeedupTable:
     source: str = "<memory>"
     lines: tuple[int, ...] = field(default=())
 
-    def __len__(self) -> int:
-        return len(self.gpu)
-
     def where(self, i: int, column: str | None = None) -> str:
         """``file: line n`` of row ``i`` (``, column name``), for messages."""
         line = self.lines[i] if i < len(self.lines) else i + 2
         return where(self.source, line, column)
 
-    def select(self, mask: Any) -> "SpeedupTable":
-        """The rows where ``mask`` (a boolean array or indices) holds."""
-        idx = np.arange(len(self))[np.asarray(mask)]
-        cols = {name: getattr(self, name)[idx] for name in COLUMN_ARRAYS}
-        return SpeedupTable(**cols, source=self.source,
-                            lines=tuple(self.lines[i] for i in idx) if self.lines else ())
-
     def with_measured(self, measured: Any) -> "SpeedupTable":
         """The same rows with another ``measured`` column (e.g. blanked)."""
-        cols = {name: getattr(self, name) for name in COLUMN_ARRAYS}
-        cols["measured"] = np.broadcast_to(np.asarray(measured, float), (len(self),)).copy()
-        return SpeedupTable(**cols, source=self.source, lines=self.lines)
+        return replace(self, measured=np.broadcast_to(np.asarray(measured, float),
+                                                      (len(self),)).copy())
 
     def __repr__(self) -> str:
         return f"SpeedupTable({len(self)} rows from {self.source})"
