@@ -2,7 +2,7 @@
 without building, solving or compiling again.
 
 The text is a function of the package's files (source and data), of Python's,
-SymPy's and numpy's versions and of the machine's architecture, and of
+SymPy's, mpmath's and numpy's versions and of the machine's architecture, and of
 nothing else: the main job reads no option, no environment variable and no
 file outside the package.  ``fingerprint`` hashes all of them.  An entry
 lives in ``$XDG_CACHE_HOME/roofline_sym/results`` (else ``~/.cache/...``), a
@@ -29,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
+import mpmath  # type: ignore[import-untyped]  # SymPy's own dependency, no stubs
 import numpy
 import sympy
 
@@ -67,11 +68,11 @@ def _digest(root: str) -> bytes:
 
 def fingerprint(name: str) -> str:
     """The hash an entry ``name`` must carry: of the entry's format and name,
-    Python's, SymPy's and numpy's versions, the machine's architecture and
-    ``package_digest()`` (which changes with the package's version, as its
-    files do)."""
-    key = "\0".join([_FORMAT, name, sys.version, sympy.__version__, numpy.__version__,
-                     platform.machine()])
+    Python's, SymPy's, mpmath's (SymPy's numbers) and numpy's versions, the
+    machine's architecture and ``package_digest()`` (which changes with the
+    package's version, as its files do)."""
+    key = "\0".join([_FORMAT, name, sys.version, sympy.__version__, mpmath.__version__,
+                     numpy.__version__, platform.machine()])
     return hashlib.sha256(key.encode() + b"\0" + package_digest()).hexdigest()
 
 
