@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import roofline_sym as rs
+import roofline_sym.cli as cli
 
 PACKAGE = Path(rs.__file__).parent
 
@@ -76,6 +77,23 @@ def _imports(module: str):
 
 
 EDGES = {m: list(_imports(m)) for m in MODULES}
+
+# modules imported by name (importlib) from a table, on first use: counted as
+# imports of the module that holds the table, so the checks below see them
+BY_NAME = {
+    "roofline_sym": [f"roofline_sym.{m}" for m in rs._MODULE_ATTRIBUTES.values()],
+    "roofline_sym.cli": [f"roofline_sym.cli.cmd_{name}" for name in cli.COMMANDS + ("default",)],
+}
+for _importer, _targets in BY_NAME.items():
+    EDGES[_importer] += [(target, 0, False) for target in _targets]
+
+
+def test_modules_imported_by_name_exist():
+    missing = [t for targets in BY_NAME.values() for t in targets if t not in MODULES]
+    assert not missing
+    # every command module is in the table: none is reached only by a name typed elsewhere
+    commands = {m for m in MODULES if m.startswith("roofline_sym.cli.cmd_")}
+    assert commands == set(BY_NAME["roofline_sym.cli"])
 
 
 def test_every_module_has_a_layer():

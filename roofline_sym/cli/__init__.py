@@ -14,24 +14,28 @@ Each command is a module (``cmd_<name>``: its arguments and ``run``);
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import warnings
+from types import ModuleType
 from typing import Any, Callable, Sequence, TextIO
 
 from .._version import version
 from ..devices import HardwareError
 from ..validate import escape
-from . import (cmd_breakeven, cmd_default, cmd_eval, cmd_fidelity, cmd_filter, cmd_formula,
-               cmd_hardware, cmd_measure, cmd_plot, cmd_recipes, cmd_sensitivity, cmd_sweep,
-               completion)
+from . import completion
 from .common import Parser, UserError
+from .results_cache import cached_text
 
-__all__ = ["main"]
+__all__ = ["main", "COMMANDS", "command"]
 
-# in the order --help lists them
-COMMANDS = (cmd_hardware, cmd_recipes, cmd_formula, cmd_plot, cmd_measure, cmd_fidelity,
-            cmd_eval, cmd_breakeven, cmd_sensitivity, cmd_sweep, cmd_filter)
+# the commands in the order --help lists them, each the module cmd_<name>, imported
+# by name when a command line is parsed: the main job (no arguments) needs none of
+# them, nor what they import.  tests/test_layers.py counts these modules (and
+# cmd_default) as imports of this package.
+COMMANDS = ("hardware", "recipes", "formula", "plot", "measure", "fidelity", "eval",
+            "breakeven", "sensitivity", "sweep", "filter")
 
 EPILOG = """examples:
   roofline-sym                                   the main job (H100 SXM, training)
@@ -75,6 +79,18 @@ class _Completion(argparse.Action):
 
 
 
+def command(name: str) -> ModuleType:
+    """The module of command ``name`` (``cmd_<name>``; ``default``: the main job),
+    imported on first use.
+
+    >>> command("hardware").NAME
+    'hardware'
+    """
+    if name not in COMMANDS + ("default",):
+        raise ValueError(f"no command {name!r}; the commands are {', '.join(COMMANDS)}")
+    return importlib.import_module(f"{__name__}.cmd_{name}")
+
+
 def _parser() -> argparse.ArgumentParser:
     fmt = argparse.RawDescriptionHelpFormatter
     p = Parser(
@@ -85,11 +101,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--print-completion", action=_Completion, choices=completion.SHELLS,
                    metavar="SHELL", help="print a completion script for bash or zsh and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for command in COMMANDS:
-        sp = sub.add_parser(command.NAME, help=command.HELP, description=command.HELP,
-                            formatter_class=fmt, epilog="examples:\n" + command.EXAMPLES)
-        sp.set_defaults(func=command.run)
-        command.arguments(sp)
+    for name in COMMANDS:
+        module = command(name)
+        sp = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP,
+                            formatter_class=fmt, epilog="examples:\n" + module.EXAMPLES)
+        sp.set_defaults(func=module.run)
+        module.arguments(sp)
     return p
 
 
@@ -136,7 +153,10 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         _no_empty_values(args)
         if args.command is None:
-            return cmd_default.run(args)
+            # the main job's text from the cache where it holds this installation's;
+            # the modules that compute it are imported only where it does not
+            print(cached_text("main_job", lambda: str(command("default").text())), end="")
+            return 0
         func: Callable[[argparse.Namespace], int] = args.func  # set_defaults: a command's run
         return func(args)
     except BrokenPipeError:  # output piped into `head`: stop quietly

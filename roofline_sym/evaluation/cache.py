@@ -30,8 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["available", "loaded", "compile_kernel", "kernel_dir", "entry_name", "forget",
-           "MissingNumbaError"]
+__all__ = ["available", "loaded", "compile_kernel", "kernel_dir", "cache_folder", "private",
+           "entry_name", "forget", "MissingNumbaError"]
 
 # bumped when the layout of an entry changes
 _FORMAT = "1"
@@ -96,15 +96,22 @@ def forget() -> int:
 
 
 def kernel_dir() -> Path | None:
-    """The cache folder, made if missing (0700), or None where it cannot be made
-    or is not the user's own and private."""
+    """The kernels' cache folder, made if missing (0700), or None where it cannot
+    be made or is not the user's own and private."""
+    return cache_folder("kernels")
+
+
+def cache_folder(name: str) -> Path | None:
+    """The folder ``roofline_sym/<name>`` in the user's cache directory
+    (``$XDG_CACHE_HOME``, else ``~/.cache``), made if missing (0700), or None
+    where it cannot be made or is not the user's own and private."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if not os.path.isabs(base):  # the XDG rule: a relative path is ignored
         base = os.path.join(os.path.expanduser("~"), ".cache")
     folder = Path(base)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for part in ("roofline_sym", "kernels"):
+        for part in ("roofline_sym", name):
             folder = folder / part
             try:
                 folder.mkdir(mode=0o700)
@@ -120,9 +127,13 @@ def kernel_dir() -> Path | None:
 def _private(path: Path) -> bool:
     """A real folder (not a link), the user's, that nobody else may read or write."""
     st = os.lstat(path)
+    return stat.S_ISDIR(st.st_mode) and private(st)
+
+
+def private(st: os.stat_result) -> bool:
+    """Whether what ``st`` describes is the user's and nobody else may read or write it."""
     owner = getattr(os, "getuid", lambda: st.st_uid)()
-    return (stat.S_ISDIR(st.st_mode) and st.st_uid == owner
-            and not st.st_mode & (stat.S_IRWXG | stat.S_IRWXO))
+    return st.st_uid == owner and not st.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
 
 
 def compile_kernel(source: str) -> Callable[..., Any]:
