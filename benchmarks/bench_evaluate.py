@@ -212,7 +212,7 @@ _FIRST_CALL = """
 import time, numpy as np
 import roofline_sym as rs
 m = rs.linear("tensorwise", mode="training", fuse=True, preset="torchao").on("NVIDIA H100")
-M = np.linspace(16, 65536, {n})
+M = np.round(np.linspace(16, 65536, {n}))
 t0 = time.perf_counter()
 m.evaluate(M, M, M, outputs={outputs!r}, engine="numba", threads=1)
 t1 = time.perf_counter()

@@ -424,17 +424,27 @@ def _whole(value: Any, name: str) -> Any:
             return value
     if arr.dtype.kind != "f":
         return value  # integers are whole; anything else is not a number
-    fraction = np.floor(arr) != arr
-    if fraction.any():
+    # a block at a time into one small buffer: no array-sized temporaries, the
+    # block still in cache when it is compared
+    flat = arr.reshape(-1)
+    buf = np.empty(min(_WHOLE_BLOCK, flat.size))
+    for start in range(0, flat.size, _WHOLE_BLOCK):
+        block = flat[start:start + _WHOLE_BLOCK]
+        floor = np.floor(block, out=buf[:block.size])
+        if np.array_equal(floor, block):
+            continue
         # NaN, infinities and values <= 0: the evaluation's own message
-        fraction &= np.isfinite(arr) & (arr > 0)
+        fraction = (floor != block) & np.isfinite(block) & (block > 0)
         if fraction.any():
-            got = arr.reshape(-1)[int(np.argmax(fraction.reshape(-1)))]
+            got = block[int(np.argmax(fraction))]
             raise ValueError(f"{name} must be a whole number (a layer's dimension), got "
                              f"{show(got.item())}; evaluate(..., integer_shapes=False) "
                              "evaluates the model at real shapes (a continuous curve, a "
                              "break-even root)")
     return value
+
+
+_WHOLE_BLOCK = 1 << 14
 
 
 def _recipe(name: Any, mode: str, opts: Options) -> Recipe:
