@@ -583,6 +583,9 @@ def test_docs_example_file_loads(tmp_path):
     hw = rs.load_hardware(write(tmp_path, example)).get("mine")
     assert hw.block_scaling == ("mx", "nvfp4") and "block_scaling" in hw.sources
     assert hw.sources["l2_bytes"].startswith("derived; ")
+    # the optional rate factors, each a hardware symbol the model reads
+    assert hw.parameters[S.accumulation_efficiency("fp8")] == sympy.Rational(9, 10)
+    assert hw.parameters[S.grouped_efficiency("fp8")] == sympy.Rational(9, 10)
 
 
 @pytest.mark.parametrize("name", ["b200", "h200", "a100"])
