@@ -95,9 +95,9 @@ def default_grid(cubes: Iterable[int] = CUBES, llama_tokens: Iterable[int] = LLA
 
 
 GRIDS: dict[str, Callable[[], list[Case]]] = {
-    # the full grid: estimated 2.1 minutes on one H100 (estimate_seconds), budget 6
+    # the full grid: about 2 minutes on one H100 (estimate_seconds; docs/fidelity.md), budget 6
     "default": default_grid,
-    # a smoke run: small cubes only, ~1.7 minutes, mostly compiling the casts
+    # a smoke run: small cubes only, mostly compiling the casts
     "quick": partial(default_grid, cubes=(512, 1024, 2048, 4096), llama_tokens=()),
 }
 
