@@ -34,7 +34,6 @@ from ...validate import unknown_name
 __all__ = [
     "GEMM_NAMES",
     "GEMM_CLASSES",
-    "FAST_ACCUM",
     "CAST_RECIPES",
     "CAST_IMPLS",
     "MICRO",
@@ -49,16 +48,14 @@ __all__ = [
 
 # -- components and the model terms that predict them ---------------------------
 GEMM_NAMES = tuple(gemm_dims("training"))  # output, grad_input, grad_weight
-# GEMM class (as symbols.GEMM_CLASSES names it: its fixed time is t0_<class>) ->
-# (recipe whose model prices it, side of the model)
+# GEMM name in a component (gemm.<name>.<gemm>) -> (recipe whose model prices it,
+# side of the model); the class of its fixed time is the model term's
+# (gemm_class_of: rowwise's backward GEMMs run as the per-tensor kernel)
 GEMM_CLASSES = {
     "bf16": ("tensorwise", "baseline"),
     "fp8_tensorwise": ("tensorwise", "lowp"),
     "fp8_rowwise": ("rowwise", "lowp"),
 }
-# torchao's Float8LinearConfig defaults: fast accumulation in the forward GEMM
-# only; the backward GEMMs accumulate in full precision.
-FAST_ACCUM = {"output": True, "grad_input": False, "grad_weight": False}
 CAST_RECIPES = ("tensorwise", "rowwise")
 
 # (recipe, "act" or "weight", kernel) -> (implementation, transposed): the
@@ -151,15 +148,18 @@ def check_component(component: str, where: str = "") -> None:
         raise unknown_name("component", component, COMPONENTS, where=where)
 
 
+@cache
 def gemm_class_of(component: str) -> str:
-    """The GEMM class of a component ``gemm.<class>.<gemm>`` (``symbols.GEMM_CLASSES``:
-    the class of its fixed time ``t0_<class>``), ``""`` for a kernel or a micro-benchmark.
+    """The GEMM class of a component's model term (``symbols.GEMM_CLASSES``: the
+    class of its fixed time ``t0_<class>``), ``""`` for a kernel or a micro-benchmark.
 
-    >>> gemm_class_of("gemm.fp8_rowwise.grad_input"), gemm_class_of("cast.rowwise.input.cast_rows")
+    >>> gemm_class_of("gemm.fp8_rowwise.output"), gemm_class_of("cast.rowwise.input.cast_rows")
     ('fp8_rowwise', '')
+    >>> gemm_class_of("gemm.fp8_rowwise.grad_input")  # torchao: the per-tensor kernel
+    'fp8_tensorwise'
     """
-    kind, *rest = _parts(component)
-    return rest[0] if kind == "gemm" else ""
+    work = model_term(component).work
+    return S.gemm_class(work.dtype, work.scaling, work.grouped) if work.dtype else ""
 
 
 def costs(components: Sequence[str] | np.ndarray, M: Any, K: Any, N: Any
@@ -220,7 +220,8 @@ class Case:
         if kind == "gemm":
             gemm_class, gemm = rest
             m, k, n = (dims[d] for d in gemm_dims("training")[gemm])
-            fast = FAST_ACCUM[gemm] if gemm_class != "bf16" else None
+            # torchao's Float8LinearConfig: fast accumulation in the forward GEMM only
+            fast = model_term(self.component).work.fast_accum if gemm_class != "bf16" else None
             return ("gemm", gemm_class, m, k, n, fast)
         if kind == "cast":
             recipe_name, role, kernel = rest
