@@ -33,7 +33,7 @@ import mpmath  # type: ignore[import-untyped]  # SymPy's own dependency, no stub
 import numpy
 import sympy
 
-from ..evaluation.cache import cache_folder, private
+from ..evaluation.cache import cache_folder, private, replace_file
 
 __all__ = ["cached_text", "fingerprint", "package_digest", "FOLDER"]
 
@@ -120,18 +120,7 @@ def _read(path: Path, key: str) -> str | None:
 def _write(path: Path, key: str, text: str) -> None:
     """``path`` replaced, in one step, by a file (0600) of ``key``'s line and
     ``text``; nothing where the folder cannot be written."""
-    import tempfile  # here: only a run that computes writes
-
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+        replace_file(path, key.encode() + b"\n" + text.encode("utf-8"))
     except OSError:
-        return
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(key.encode() + b"\n" + text.encode("utf-8"))
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        pass

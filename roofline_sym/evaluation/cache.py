@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 __all__ = ["available", "loaded", "compile_kernel", "kernel_dir", "cache_folder", "private",
-           "entry_name", "forget", "MissingNumbaError"]
+           "replace_file", "entry_name", "forget", "MissingNumbaError"]
 
 # bumped when the layout of an entry changes
 _FORMAT = "1"
@@ -136,6 +136,25 @@ def private(st: os.stat_result) -> bool:
     return st.st_uid == owner and not st.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
 
 
+def replace_file(path: Path, data: bytes) -> None:
+    """``path`` replaced in one step by a new file (0600, as ``mkstemp`` makes it)
+    holding ``data``: a reader sees the old file or the whole new one.  Raises
+    OSError where the folder cannot be written (the temporary file removed)."""
+    import tempfile  # here: only a run that writes an entry needs it
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def compile_kernel(source: str) -> Callable[..., Any]:
     """``source``'s function ``kernel`` compiled by numba (nogil, IEEE arithmetic:
     no fast-math, numpy's rules for division by zero), from the disk cache
@@ -167,7 +186,6 @@ def _entry(folder: Path, source: str) -> Path | None:
     else (a foreign or broken entry) the folder is emptied and written afresh.
     None where the entry cannot be written."""
     import shutil
-    import tempfile
 
     path = folder / "kernel.py"
     try:
@@ -182,10 +200,7 @@ def _entry(folder: Path, source: str) -> Path | None:
         elif folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(mode=0o700)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(source.encode())
-        os.replace(tmp, path)
+        replace_file(path, source.encode())
         return path
     except OSError:
         return None
