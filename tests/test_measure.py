@@ -30,7 +30,9 @@ def test_every_cast_kernel_of_the_measured_recipes_has_an_implementation():
     assert used == set(components.CAST_IMPLS), "CAST_IMPLS has stale or missing kernels"
     n_kernels = sum(len(ks) for r in components.CAST_RECIPES
                     for ks in rs.linear(r, fuse=False).recipe.kernels.values())
-    assert len(casts) == n_kernels == 18
+    # tensorwise: amax, amax_final and casts, 3 + 4 + 3; rowwise: a row cast, a
+    # column amax and a column cast per tensor (3 x 3) and two rescales
+    assert len(casts) == n_kernels == 21
 
 
 @pytest.mark.parametrize("component, op", [
@@ -41,7 +43,10 @@ def test_every_cast_kernel_of_the_measured_recipes_has_an_implementation():
     ("cast.tensorwise.input.amax", ("amax", 16, 32)),
     ("cast.tensorwise.weight.cast_dim1", ("tw_cast_t", 32, 48)),
     ("cast.tensorwise.grad_output.cast_dim0_dim1", ("tw_cast_dim0_dim1", 16, 48)),
-    ("cast.rowwise.input.cast_cols", ("rw_cols", 16, 32)),
+    ("cast.rowwise.input.amax_cols", ("rw_amax_cols", 16, 32)),
+    ("cast.rowwise.input.cast_cols", ("rw_cast_cols", 16, 32)),
+    ("cast.rowwise.weight.amax_cols", ("rw_amax_cols", 32, 48)),
+    ("cast.rowwise.weight.cast_rows", ("rw_cast_cols", 32, 48)),
     ("cast.rowwise.weight.cast_cols", ("rw_rows", 32, 48)),
     ("cast.rowwise.grad_weight.rescale", ("rescale", 32, 48)),
     ("micro.copy", ("copy", 16)),
@@ -301,7 +306,7 @@ def test_harness_grid_loop_and_csv_work_without_torch():
         timer = lambda f, warmup, repeats: [1e-5] * repeats
         rows = list(ms.run(ms.grid("quick"), lambda c: c, timer))
         buf = io.StringIO(); mfile.write_measurements(rows, buf)
-        assert len(mfile.parse_csv(buf.getvalue())) == len(rows) == 114
+        assert len(mfile.parse_csv(buf.getvalue())) == len(rows) == 126
         try:
             ms.measure("out.csv")
         except cuda.MeasureError as exc:
@@ -382,10 +387,10 @@ def test_measure_writes_the_file_with_injected_ops_and_timer(tmp_path):
     m = mfile.read_csv(path)
     assert len(m) == len(cases) and m.gpu == "cpu"
     assert m.comments[0] == "roofline_sym measurements, schema 1"
-    assert m.comments[-1].startswith("finished: 29 rows")
+    assert m.comments[-1].startswith("finished: 32 rows")
     assert "timer function" in m.comments[2]
-    assert messages[0].startswith("measuring 29 cases on cpu")
-    assert messages[-1].startswith("wrote 29")
+    assert messages[0].startswith("measuring 32 cases on cpu")
+    assert messages[-1].startswith("wrote 32")
 
 
 def test_measure_without_torch_writes_skips_as_comments(tmp_path):
@@ -398,4 +403,4 @@ def test_measure_without_torch_writes_skips_as_comments(tmp_path):
                       make_op=make_op, timer=FakeTimer(), env={"gpu": "Fake"}, progress=None)
     m = mfile.read_csv(path)
     assert {c.kind for c in m.cases} == {"gemm", "micro"}
-    assert sum(c.startswith("skipped cast.") for c in m.comments) == 18
+    assert sum(c.startswith("skipped cast.") for c in m.comments) == 21

@@ -332,6 +332,27 @@ def test_backward_gemms_run_as_torchao_runs_them():
     assert all(w.fast_accum for w in gemms("rowwise", "inference").values())
 
 
+def test_rowwise_training_column_casts_are_two_launches():
+    # torchao's rowwise cast along a tensor's stored columns: the per-column amax is
+    # a strided reduction that torch.compile runs as a kernel of its own, then the
+    # cast reads the tensor again; along the stored rows, one fused kernel.  The
+    # weight is stored N x K, so its strided cast is the one scaled per column of
+    # K x N (cast_rows).  Bytes are those of one fused kernel reading twice.
+    r = recipe("rowwise")
+    names = {role: [k.name for k in ks] for role, ks in r.kernels.items()}
+    assert names["input"] == names["grad_output"] == ["cast_rows", "amax_cols", "cast_cols"]
+    assert names["weight"] == ["amax_cols", "cast_rows", "cast_cols"]
+    amax = r.kernels["input"][1]
+    assert (amax.kind, amax.reads, amax.writes, amax.scales) == ("reduce", ("bf16",), (), ())
+    # amax 2MK + cast (2MK read, MK fp8, 4K column scales) = 5MK + 4K: one fused
+    # kernel's bytes, as before the split
+    two = sum((k.bytes(M, K) for k in r.kernels["input"][1:]), sympy.Integer(0))
+    assert sympy.expand(two - (5 * M * K + 4 * K)) == 0
+    # the torchao preset's roofline keeps torchao's own count: one kernel per cast
+    assert "amax_cols" not in [k.name for k in recipe("rowwise", table="torchao")
+                               .kernels["input"]]
+
+
 def test_slow_accumulation_is_priced_golden():
     # a toy GPU whose fp8 GEMMs run at half rate without fast accumulation:
     # P_fp8 eta_fp8 = 1e15 * 1/2, so grad_input at M = K = N = 4096 computes in

@@ -426,25 +426,34 @@ def _swizzles(kernels: tuple[Kernel, ...]) -> tuple[Kernel, ...]:
 
 
 def _default_training(base: Mapping[str, Recipe]) -> dict[str, Recipe]:
-    """Rowwise as torchao's Float8Linear runs it: per tensor, a row cast and a
-    column cast, each reading the tensor twice (amax pass, cast pass); the
+    """Rowwise as torchao's Float8Linear runs it: per tensor, a cast with
+    scales along its stored rows (one kernel: each row's amax pass and cast
+    pass) and a cast with scales along its stored columns, whose amax is a
+    reduction across rows: a kernel of its own before the cast reads the
+    tensor again (torch.compile does not fuse a strided reduction with its
+    consumer; the bytes are those of the fused kernel, one launch more); the
     backward GEMMs run unscaled and their outputs are rescaled by a kernel of
     their own (torchao float8_ops.addmm_float8_unwrapped, pytorch/ao#2184).
     The per-tensor and per-row recipes run their backward GEMMs without fast
     accumulation (Float8LinearConfig's gemm_config_grad_input and
     gemm_config_grad_weight), at ``kappa_accum_fp8`` of the fast rate.
     Block-scaled recipes add their scale re-layouts."""
+    # the per-column amax of a stored (rows x cols) tensor, one fp32 value per column
+    amax_cols = Kernel("amax_cols", (BF,), (), kind="reduce")
     rows = _cast("cast_rows", reads=(BF, BF), scales=[_rows("rowwise")])
-    cols = _cast("cast_cols", reads=(BF, BF), scales=[_cols("rowwise")], kind="transpose")
-    w_rows = replace(rows, scales=(_cols("rowwise"),))
-    w_cols = replace(cols, scales=(_rows("rowwise"),))
+    cols = _cast("cast_cols", reads=(BF,), scales=[_cols("rowwise")], kind="transpose")
+    # the weight is stored N x K: its scales per column of K x N are per stored row
+    # (one kernel), those per row of K x N per stored column (reduction, then cast)
+    w_rows = replace(rows, reads=(BF,), scales=(_cols("rowwise"),))
+    w_cols = replace(cols, reads=(BF, BF), scales=(_rows("rowwise"),))
     rescale = (Kernel("rescale", (BF,), (BF,), kind="rescale"),)
     out = dict(base)
     # the backward GEMMs are cuBLAS's per-tensor kernel with unit scales: priced in
     # the tensorwise family (its rate and fixed time), reading no scales
     unscaled = {g: (None, None) for g in ("grad_input", "grad_weight")}
     out["rowwise"] = replace(base["rowwise"], kernels={
-        "input": (rows, cols), "weight": (w_rows, w_cols), "grad_output": (rows, cols),
+        "input": (rows, amax_cols, cols), "weight": (amax_cols, w_rows, w_cols),
+        "grad_output": (rows, amax_cols, cols),
         "grad_input": rescale, "grad_weight": rescale},
         gemm_scaling={**base["rowwise"].gemm_scaling, **unscaled})
     for name in ("tensorwise", "rowwise", "rowwise_with_gw_hp"):

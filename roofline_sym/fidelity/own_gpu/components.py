@@ -10,8 +10,8 @@ the FLOPs and bytes the model charges for it (``costs``, ``model_times``).
 ('gemm', 'fp8_rowwise', 16384, 1024, 8192, False)
 >>> c.dtype, c.flops, c.bytes    # torchao: the per-tensor kernel, unit scales (no reads)
 ('fp8', 274877906944.0, 293601280.0)
->>> Case("cast.rowwise.input.cast_cols", 16384, 8192, 1024).op   # an fp32 scale per column
-('rw_cols', 16384, 8192)
+>>> Case("cast.rowwise.input.amax_cols", 16384, 8192, 1024).op   # an fp32 scale per column
+('rw_amax_cols', 16384, 8192)
 """
 
 from __future__ import annotations
@@ -70,9 +70,11 @@ CAST_IMPLS: dict[tuple[str, str, str], tuple[str, bool]] = {
     ("tensorwise", "weight", "cast_dim0"): ("tw_cast", False),
     ("tensorwise", "weight", "cast_dim1"): ("tw_cast_t", False),
     ("rowwise", "act", "cast_rows"): ("rw_rows", False),
-    ("rowwise", "act", "cast_cols"): ("rw_cols", False),
+    ("rowwise", "act", "amax_cols"): ("rw_amax_cols", False),
+    ("rowwise", "act", "cast_cols"): ("rw_cast_cols", False),
     # the weight is stored N x K: its row cast scales the columns of K x N
-    ("rowwise", "weight", "cast_rows"): ("rw_cols", False),
+    ("rowwise", "weight", "amax_cols"): ("rw_amax_cols", False),
+    ("rowwise", "weight", "cast_rows"): ("rw_cast_cols", False),
     ("rowwise", "weight", "cast_cols"): ("rw_rows", False),
     ("rowwise", "act", "rescale"): ("rescale", False),
 }

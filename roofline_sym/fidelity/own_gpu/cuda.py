@@ -159,10 +159,12 @@ def _cast_impls(torch: Any) -> dict[str, Callable[..., Any]]:
         y, scale = _rows(x)
         return y, scale, x.t().contiguous()
 
-    def rw_cols(x: Tensor) -> tuple[Tensor, Tensor]:
-        # an fp32 scale per column, fp8 in the same layout
-        scale = fmax / x.abs().amax(dim=0, keepdim=True).float().clamp(min=1e-12)
-        return to_fp8(x, scale), scale
+    def rw_amax_cols(x: Tensor) -> Tensor:  # read bf16, write an fp32 scale per column
+        return fmax / x.abs().amax(dim=0, keepdim=True).float().clamp(min=1e-12)
+
+    def rw_cast_cols(x: Tensor, scale: Tensor) -> Tensor:
+        # read bf16 and its per-column scales, write fp8 in the same layout
+        return to_fp8(x, scale)
 
     def transpose(x: Tensor) -> Tensor:  # read bf16, write the bf16 transpose
         return x.t().contiguous()
@@ -173,7 +175,8 @@ def _cast_impls(torch: Any) -> dict[str, Callable[..., Any]]:
         return (x.float() * rows * cols).to(x.dtype)
 
     return {f.__name__: f for f in (amax, amax_final, tw_cast, tw_cast_t, tw_cast_dim0_dim1,
-                                    rw_rows, rw_rows_transpose, rw_cols, transpose, rescale)}
+                                    rw_rows, rw_rows_transpose, rw_amax_cols, rw_cast_cols, transpose,
+                                    rescale)}
 
 
 class TorchOps:
@@ -249,4 +252,6 @@ class TorchOps:
         x = t.randn(d0, d1, device=dev, dtype=t.bfloat16)
         if impl.startswith("tw_"):
             return partial(fn, x, t.tensor(1.0, device=dev))
+        if impl == "rw_cast_cols":
+            return partial(fn, x, t.ones(1, d1, device=dev, dtype=t.float32))
         return partial(fn, x)
