@@ -218,7 +218,8 @@ class Linear:
         # once per model: a walk of every term (solves and bindings ask again)
         free: set[sympy.Symbol] = set()
         for t in self.terms:
-            free |= t.expr.free_symbols
+            for _, e in t.pieces:  # the pieces' symbols: those of t.expr, their Max
+                free |= e.free_symbols
         return frozenset(s for s in free if S.is_hardware_symbol(s))
 
     @property
