@@ -251,8 +251,7 @@ class Linear:
         if problem:
             raise ValueError(problem)
         values = hw.values_for(self.free_hardware_symbols)
-        memo: dict[sympy.Basic, sympy.Basic] = {}  # terms share subexpressions
-        terms = tuple(t.xreplace(values, memo) for t in self.terms)
+        terms = tuple(t.xreplace(values) for t in self.terms)
         return Linear(self.recipe, self.mode, self.fuse, self.preset, self.options, terms, hw,
                       unbound=self, workload=self.workload, groups=self.groups,
                       spec=self._spec)

@@ -36,7 +36,6 @@ import sympy
 
 from .. import symbols as S
 from ..validate import expression, unknown_name
-from . import rounding
 from .term_time import TermTime, roofline_max
 
 __all__ = [
@@ -400,13 +399,9 @@ class Term:
         term's name, ``.doit()`` is ``expr``; a number once every piece is one."""
         return TermTime.of(self.name, self.pieces, self.label or self.work.dtype)
 
-    def xreplace(self, mapping: Mapping[sympy.Basic, Any],
-                 memo: dict[sympy.Basic, sympy.Basic] | None = None) -> "Term":
-        """The term with ``mapping`` substituted in its pieces (``memo``: as in
-        ``rounding.xreplace``, shared by the terms of one model)."""
-        memo = {} if memo is None else memo
-        return Term(self.id, tuple((r, rounding.xreplace(e, mapping, memo))
-                                   for r, e in self.pieces), self.work, self.label)
+    def xreplace(self, mapping: Mapping[sympy.Basic, Any]) -> "Term":
+        return Term(self.id, tuple((r, e.xreplace(mapping)) for r, e in self.pieces), self.work,
+                    self.label)
 
     def regime(self, values: Mapping[sympy.Basic, Any]) -> str:
         """The regime whose piece is the maximum at numeric ``values``."""
