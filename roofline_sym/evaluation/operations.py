@@ -159,7 +159,7 @@ class Builder:
             result = self.op("multiply", inner, self.coef.literal(same.pop()))
         else:
             part = self._best_part(fn, flat) or self._first_part(fn, flat, items)
-            rest = _minus(flat, part)
+            rest = flat - Counter(part)
             result = self.op(fn, self.form(fn, part, False), self.form(fn, rest, False))
         self._forms[key] = result
         if size > 1 and isinstance(result, int) and result not in self._form_of:
@@ -186,7 +186,7 @@ class Builder:
             if not all(m in by_key and flat[by_key[m]] >= k for m, k in members):
                 continue
             part = {by_key[m]: k for m, k in members}
-            rest = _minus(flat, part)
+            rest = flat - Counter(part)
             if not rest:
                 continue
             score = (self._cost(fn, part) + self._cost(fn, rest) + 1, -shared)
@@ -317,12 +317,6 @@ class Builder:
                                          self.coef.scalar_op("multiply", (a, literal))
                                          for a in args))
         return self.op(fn, *(self._scale(a, k) for a in args))
-
-
-def _minus(flat: Mapping[int | str, int], part: Mapping[int | str, int]) -> dict[int | str, int]:
-    """``flat - part`` as ``Counter`` subtracts (the positive counts left, in
-    ``flat``'s order), without building a ``Counter`` for each candidate part."""
-    return {o: n - part.get(o, 0) for o, n in flat.items() if n > part.get(o, 0)}
 
 
 def with_common_parts(planned: Planned) -> Planned:
