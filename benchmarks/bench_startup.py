@@ -12,10 +12,12 @@ the first run's text, which the main job prints after checking its
 fingerprint: ``cli/results_cache.py``).  Printed: the median and the best
 wall-clock seconds of each, the median CPU seconds (user and system: less
 disturbed by other processes on a shared machine), and their ratios to
-``python -c "import sympy, numpy"``.  The goals: the main job at most 1.6x
-(checked on the second run, the one a user sees every time after the first;
-the first run is shown beside it), the import at most 1.3x.  ``-X importtime``
-of the main job shows where the time goes.
+``python -c "import sympy, numpy"``.  The goals: the main job at most 1.6x,
+on its first run (every model built, solved, compiled and evaluated) as on
+its second (the one a user sees every time after the first), the import at
+most 1.3x.  ``-X importtime`` of the main job and ``python -m cProfile -s
+cumtime -m roofline_sym`` (``XDG_CACHE_HOME`` an empty folder: a first run)
+show where the time goes.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ COMMANDS = {
     "roofline-sym, first": MAIN_JOB,
     "roofline-sym, second": MAIN_JOB,
 }
-GOALS = {"import roofline_sym": 1.3, "roofline-sym, second": 1.6}
+GOALS = {"import roofline_sym": 1.3, "roofline-sym, first": 1.6, "roofline-sym, second": 1.6}
 
 
 def main() -> int:

@@ -413,3 +413,16 @@ def test_fractional_shapes_refused_on_the_command_line_as_in_python(capsys):
     code = main(["eval", "--preset", "torchao", "--gpu", "NVIDIA H100", "--recipe",
                  "tensorwise", "--shape", "1093.8,8192,8192"])
     assert code == 2 and "is not an integer" in capsys.readouterr().err
+
+
+def test_the_program_skips_the_last_collection_a_call_does_not():
+    # run as the program (argv None) the command ends the process: its objects
+    # are frozen out of the final collection; main(argv) called in a process
+    # that goes on leaves the collector as it was
+    code = ("import gc, sys; from roofline_sym.cli import main; "
+            "main(['recipes']); a = gc.get_freeze_count(); "
+            "sys.argv = ['roofline-sym', 'recipes']; main(); "
+            "print(a, gc.get_freeze_count() > 0)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()[-1]
+    assert out == "0 True"

@@ -1,5 +1,6 @@
 """The fidelity report on the committed SYNTHETIC sample and on small inline files."""
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -263,3 +264,21 @@ def test_calibrating_on_a_few_shapes_and_reporting_on_all(sample):
     assert rep.calibration.rows == len(few) < len(sample)
     held_out = [r for r in rep.rows if r["kind"] == "speedup" and r["K"] != r["N"]]
     assert held_out and max(abs(r["after_error"]) for r in held_out) < 0.05
+
+
+def test_every_exported_name_loads_lazily_and_is_its_modules():
+    # a fresh interpreter: the intervals the main job needs load without the
+    # own-GPU pipeline; then every name in __all__ is the object its module defines
+    code = """
+import sys, importlib
+import roofline_sym.fidelity.published_tables.intervals
+assert "roofline_sym.fidelity.own_gpu" not in sys.modules
+import roofline_sym.fidelity as f
+for name in f.__all__:
+    module = importlib.import_module("roofline_sym.fidelity." + f._WHERE[name])
+    assert getattr(f, name) is getattr(module, f._RENAMED.get(name, name)), name
+assert set(f.__all__) == set(f._WHERE) and set(f.__all__) <= set(dir(f))
+from roofline_sym.fidelity import report, published_report
+assert report is not published_report
+"""
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -147,6 +147,8 @@ def apply(hw: Hardware, implementation: str) -> Hardware:
     """``hw`` as ``implementation`` sees it (``profile_values`` of the
     shipped profiles); ``torch`` returns ``hw`` itself."""
     implementation = check_implementation(implementation)
+    if implementation == "torch":  # no profile: nothing to read off hw
+        return hw
     values = {str(k): float(v) for k, v in hw.parameters.items()}
     changes = profile_values(values, implementation, hw)
     if not changes:

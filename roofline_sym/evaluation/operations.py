@@ -448,7 +448,10 @@ def _hoist(e: sympy.Expr, coef: Coefficients) -> sympy.Expr:
             return sympy.Mul(factor, *parts)  # stays a number: K/32 divides by 32
         # a coefficient's symbol, not a number, so the product does not distribute
         return sympy.Mul(coefficient_symbol(int(coef.of_symbol(factor)[1:])), *parts)
-    return e.func(*(hoist(a, coef) for a in e.args))
+    args = tuple(hoist(a, coef) for a in e.args)
+    # unchanged: ``e`` itself, not rebuilt (a block count's ceiling is not
+    # evaluated again: model.rounding)
+    return e if args == e.args else e.func(*args)
 
 
 def _distributes(add: sympy.Add) -> bool:

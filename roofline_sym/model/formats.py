@@ -21,6 +21,7 @@ from typing import Any, Callable
 import sympy
 
 from ..validate import InputTypeError, choice, show, unknown_name
+from .rounding import ceiling
 
 __all__ = [
     "ElementFormat",
@@ -119,7 +120,7 @@ class Scaling:
         self,
         outer: sympy.Expr,
         inner: sympy.Expr,
-        rounding: Callable[[sympy.Expr], sympy.Expr] = sympy.ceiling,
+        rounding: Callable[[sympy.Expr], sympy.Expr] = ceiling,
     ) -> sympy.Expr:
         """Number of block scales; a partial block still needs its scale (ceiling)."""
         per = [
@@ -132,7 +133,7 @@ class Scaling:
         self,
         outer: sympy.Expr,
         inner: sympy.Expr,
-        rounding: Callable[[sympy.Expr], sympy.Expr] = sympy.ceiling,
+        rounding: Callable[[sympy.Expr], sympy.Expr] = ceiling,
     ) -> sympy.Expr:
         """Bytes of all scales of one operand, global scale included."""
         extra = self.global_scale.bytes if self.global_scale else 0

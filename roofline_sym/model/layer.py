@@ -211,10 +211,16 @@ class Linear:
 
     @property
     def free_hardware_symbols(self) -> set[sympy.Symbol]:
+        return set(self._free_hardware_symbols)
+
+    @cached_property
+    def _free_hardware_symbols(self) -> frozenset[sympy.Symbol]:
+        # once per model: a walk of every term (solves and bindings ask again)
         free: set[sympy.Symbol] = set()
         for t in self.terms:
-            free |= t.expr.free_symbols
-        return {s for s in free if S.is_hardware_symbol(s)}
+            for _, e in t.pieces:  # the pieces' symbols: those of t.expr, their Max
+                free |= e.free_symbols
+        return frozenset(s for s in free if S.is_hardware_symbol(s))
 
     @property
     def dtypes(self) -> set[str]:

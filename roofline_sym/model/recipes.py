@@ -30,6 +30,7 @@ from ..devices import Hardware
 from ..symbols import K, M, N
 from ..validate import choice, unknown_name
 from .formats import element, scaling
+from . import rounding
 
 __all__ = [
     "Kernel",
@@ -73,8 +74,8 @@ _OUTPUTS = {"training": {"grad_input": (M, K), "grad_weight": (K, N)}, "inferenc
 FUSABLE_ROLES = ("input", "grad_output")
 
 _ROUNDING: dict[str, Callable[[sympy.Expr], sympy.Expr]] = {
-    "ceil": sympy.ceiling,  # a partial block still needs a scale
-    "floor": sympy.floor,  # torchao's integer division
+    "ceil": rounding.ceiling,  # a partial block still needs a scale
+    "floor": rounding.floor,  # torchao's integer division
     "exact": lambda x: x,  # torchao's blockwise n / 128
 }
 

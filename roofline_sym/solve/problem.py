@@ -21,6 +21,7 @@ from typing import Mapping
 import sympy
 
 from .. import symbols as S
+from ..model import rounding
 from ..model.layer import Linear
 from ..model.term import Term
 
@@ -63,11 +64,12 @@ class Problem:
            substitution: Mapping[sympy.Symbol, sympy.Expr]) -> "Problem":
         """The problem, or a ValueError when the variable is gone from it."""
         floors, terms, free = False, [], set()
+        memo: dict[sympy.Basic, sympy.Basic] = {}  # pieces share subexpressions
         for term in model.terms:
             pieces = []
             for regime, expr in term.pieces:
-                expr = expr.xreplace(substitution)
-                floors |= bool(step_atoms(expr, var))
+                expr = rounding.xreplace(expr, substitution, memo)
+                floors = floors or bool(step_atoms(expr, var))
                 free |= expr.free_symbols
                 pieces.append((regime, expr))
             terms.append((term, tuple(pieces)))
