@@ -37,7 +37,7 @@ def _plain_block_ratio(arg: sympy.Basic) -> bool:
 
 def rounded(kind: type[sympy.floor] | type[sympy.ceiling], arg: Any) -> sympy.Expr:
     """``kind(arg)``: what SymPy returns, without asking for a plain block ratio."""
-    arg = sympy.sympify(arg)
+    arg = sympy.sympify(arg, strict=True)  # numbers and expressions, never text
     if _plain_block_ratio(arg):
         return kind(arg, evaluate=False)
     return kind(arg)
