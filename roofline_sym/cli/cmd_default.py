@@ -22,8 +22,9 @@ def text() -> str:
     table = overview(dataset("default").get(DEFAULT_GPU),
                      band=lambda m: breakeven_range(m, INTERVAL),
                      band_label=f"range: where the measured break-even cube lies with "
-                                f"{INTERVAL:.0%} probability (intervals from leave-one-"
-                                "source-out residuals, docs/fidelity.md)")
+                                f"{INTERVAL:.0%} probability, from the model's errors on "
+                                "sources\nleft out of its fit (docs/fidelity.md); where those "
+                                "errors lean one way, so does the range, which may then miss x*")
     return f"{table}\nmore: roofline-sym --help\n"
 
 
