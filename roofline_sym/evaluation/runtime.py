@@ -148,6 +148,35 @@ _MAX_BITS = {np.dtype(np.float64): (np.uint64, int(np.float64(SHAPE_MAX).view(np
              np.dtype(np.float32): (np.uint32, int(np.float32(SHAPE_MAX).view(np.uint32)))}
 
 
+def _check_whole(x: np.ndarray, name: str, buf: np.ndarray | None = None) -> None:
+    """Shapes in ``x`` whole numbers, or a ValueError naming ``name`` and the first
+    fraction (NaN, infinities and values <= 0 are ``_check``'s); a block of
+    ``CHUNK`` at a time (``buf``: one block of scratch), no array-sized temporaries.
+
+    >>> _check_whole(np.array([1.0, 2.5]), "M")
+    Traceback (most recent call last):
+    ...
+    ValueError: M must be whole numbers; got 2.5 (element 1 of 2)
+    """
+    if x.dtype.kind != "f":
+        return  # integers are whole
+    flat = x.reshape(-1)
+    if buf is None or buf.size < min(CHUNK, flat.size):
+        buf = np.empty(min(CHUNK, flat.size), dtype=x.dtype)
+    for start in range(0, flat.size, CHUNK):
+        block = flat[start:start + CHUNK]
+        part = np.floor(block, out=buf[:block.size])
+        # x - floor(x): 0 for whole numbers, NaN for NaN and infinities; its
+        # maximum, unlike a comparison, needs no array of booleans
+        if np.maximum.reduce(np.subtract(block, part, out=part)) == 0:
+            continue
+        fraction = (part != 0) & np.isfinite(block) & (block > 0)
+        if fraction.any():
+            i = int(np.argmax(fraction))
+            raise ValueError(f"{name} must be whole numbers; got {show(block[i].item())} "
+                             f"(element {start + i} of {flat.size})")
+
+
 def _check_bits(x: np.ndarray, original: Any, name: str) -> None:
     """``_check`` but for +0: one reduction (a shape product's minimum finds zeros)."""
     kind, bound = _MAX_BITS.get(x.dtype, (None, 0))
@@ -167,13 +196,15 @@ class Run:
     """One evaluation: arguments checked, outputs allocated, chunks run.
 
     ``terms``: False, True (group regimes, per chunk) or "terms" (every term's
-    time and regime, kept whole).  ``engine``: one of ``ENGINES``.
+    time and regime, kept whole).  ``engine``: one of ``ENGINES``.  ``whole``:
+    shapes must be whole numbers, checked as they are read for the work
+    (chunk by chunk, or inside the fused kernel).
     """
 
     def __init__(self, ev: Evaluator, M: Any, K: Any, N: Any,
                  hardware_values: Mapping[str, Any], outputs: tuple[str, ...],
                  terms: bool | str, dtype: Any, chunk: int, threads: int | None = None,
-                 engine: str = "auto"):
+                 engine: str = "auto", whole: bool = False):
         try:
             dtype = np.dtype(dtype)
         except TypeError:
@@ -220,6 +251,8 @@ class Run:
         for i, a in enumerate(shapes):
             if a.ndim == 0:
                 _check(a.reshape(1).astype(dtype), (M, K, N)[i], SHAPES[i])
+                if whole:
+                    _check_whole(a, SHAPES[i])
                 fixed.append(float(a))
             else:
                 walked.append((i, a))
@@ -234,7 +267,9 @@ class Run:
             else:
                 walked.append((i, v))
                 fixed.append(None)
-        self.result = {name: np.empty(shape, dtype=dtype) for name in outputs}
+        # an output that is 0 everywhere is not written: zeroed pages, never touched
+        self.result = {name: (np.zeros if i in program.zero_outputs else np.empty)(
+            shape, dtype=dtype) for i, name in enumerate(outputs)}
         sinks = [self.result[name].reshape(-1) for name in outputs]
         n_terms = len(program.operations.term_operands)
         if terms == "terms":
@@ -248,6 +283,10 @@ class Run:
             groups = [self.result[key].reshape(-1) for key in ev.group_keys]
         part = _Part(ev, program, (M, K, N), walked, fixed, sinks, groups, terms, dtype,
                      chunk, per_chunk)
+        part.direct = all(a.dtype == dtype and a.flags.c_contiguous and a.size == size
+                          for _, a in walked)
+        if whole:  # checked chunk by chunk where the chunk's cast keeps fractions
+            part.whole = tuple(i for i, a in walked if i < 3 and a.dtype.kind == "f")
         fusable = (terms != "terms" and dtype == np.float64 and program.fusable
                    and all(f is not None for f in fixed[3:]))
         if engine == "numba" and not fusable:
@@ -258,11 +297,19 @@ class Run:
             # no maximum can see NaN: Python's max, which numba vectorizes, is exact
             nan_free = program.nan_free([f for f in fixed[3:] if f is not None])  # all are
             source = program.fused_source(tuple(f is None for f in fixed[:3]),
-                                          ev.group_members if terms else (), nan_free)
+                                          ev.group_members if terms else (), nan_free,
+                                          bool(part.whole))
             if engine == "numba" or fast_pays(size, cache.loaded(source), program.numpy_shapes):
                 part.kernel = cache.compile_kernel(source)
         if part.kernel is None:
             program.numpy_shapes += size  # a benign race: a count to decide by
+            # a narrower dtype (float64 shapes in float32) may round a fraction to
+            # a whole number: those shapes are checked whole before the work
+            narrow = [(i, a) for i, a in walked if i in part.whole
+                      and a.dtype.itemsize > dtype.itemsize]
+            for i, a in narrow:
+                _check_whole(a, SHAPES[i])
+            part.whole = tuple(i for i in part.whole if i not in dict(narrow))
         _in_parts(part, size, _threads(threads, size, chunk), chunk)
 
     @staticmethod
@@ -318,6 +365,11 @@ class _Part:
         self.walked, self.fixed, self.sinks, self.groups = walked, fixed, sinks, groups
         self.terms, self.dtype, self.chunk, self.per_chunk = terms, dtype, chunk, per_chunk
         self.kernel: Callable[..., Any] | None = None
+        # the shapes (indices) whose chunks are checked whole
+        self.whole: tuple[int, ...] = ()
+        # the walked arrays are of the dtype, in C order, at the full shape (not
+        # broadcast): the fused kernel reads them in place, a range in one call
+        self.direct = False
 
     def __call__(self, lo: int, hi: int) -> None:
         # overflow to inf and 0/0 are values here, not warnings (per thread: errstate is)
@@ -331,21 +383,36 @@ class _Part:
         return [(i, SHAPES[i], self.originals[i]) for i, _ in self.walked if i < 3]
 
     def _fused(self, lo: int, hi: int) -> None:
-        kernel, shaped = self.kernel, self._shaped()
+        kernel = self.kernel
         assert kernel is not None
         coefs = self.fixed[3:]
+        if self.direct:  # the shapes as they are: one call for the whole range
+            blocks: Iterator[tuple[tuple[np.ndarray, ...], int]] = iter(
+                [(tuple(a.reshape(-1)[lo:hi] for _, a in self.walked), hi - lo)])
+        else:  # broadcast or cast to float64 a chunk at a time
+            blocks = _chunks(self.walked, lo, hi, self.dtype, self.chunk)
         start = lo
-        for views, n in _chunks(self.walked, lo, hi, self.dtype, self.chunk):
+        for views, n in blocks:
             args = list(self.fixed[:3])
             for (i, _), v in zip(self.walked, views):
                 args[i] = np.ascontiguousarray(v)  # one compiled layout
             end = start + n
             bad = kernel(*args, *coefs, *(s[start:end] for s in self.sinks),
                          *(g[start:end] for g in self.groups), n)
-            if bad:  # named by the numpy check (which raises)
-                for i, name, original in shaped:
-                    _check(args[i], original, name)
+            if bad:  # named by the numpy checks, chunk by chunk (they raise)
+                for views, _ in _chunks(self.walked, start, end, self.dtype, self.chunk):
+                    self._check_chunk(dict(zip((i for i, _ in self.walked), views)))
             start = end
+
+    def _check_chunk(self, views: Mapping[int, np.ndarray]) -> None:
+        """Raise for a bad shape of a chunk (``views``: by index): not positive,
+        finite and at most 2**53, then (those checked whole) not whole."""
+        shaped = self._shaped()
+        for i, name, original in shaped:
+            _check(views[i], original, name)
+        for i, name, _ in shaped:
+            if i in self.whole:
+                _check_whole(views[i], name)
 
     def _numpy(self, lo: int, hi: int) -> None:
         program, dtype, chunk, sinks = self.program, self.dtype, self.chunk, self.sinks
@@ -361,6 +428,9 @@ class _Part:
                        + scratch)
         check = _check_bits if program.checks_zero else _check
         shaped = self._shaped()
+        # the whole shapes' check rounds into a scratch buffer, free once a chunk is done
+        whole_buf = None if not self.whole else scratch[-1] if program.n_buffers else \
+            _scratch(dtype, chunk, width, 1)[0]
         start = lo
         for views, n in _chunks(self.walked, lo, hi, dtype, chunk):
             args = list(self.fixed)
@@ -378,6 +448,9 @@ class _Part:
             if program.checks_zero and not least > 0:  # a zero shape (or underflow)
                 for i, name, original in shaped:
                     _check(args[i], original, name)
+            for i, name, _ in shaped:
+                if i in self.whole:
+                    _check_whole(args[i], name, whole_buf)
             if self.terms is True:
                 _group_regimes(members, bufs[:n_terms], bufs[n_terms:2 * n_terms],
                                [a[:n] for a in acc], [g[start:end] for g in self.groups])

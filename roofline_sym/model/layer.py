@@ -362,12 +362,21 @@ class Linear:
         ``m.evaluate(M=dask.array.from_array(ms, chunks=2**20), K=8192, N=8192)["speedup"]``
         is a dask array; ``.compute()`` evaluates it.
         """
-        if integer_shapes:
-            M, K, N = _whole_shapes(M, K, N)
         if is_lazy(M, K, N, *hardware_values.values()):
+            if integer_shapes:
+                M, K, N = _whole_shapes(M, K, N)
             return evaluate_lazy(self.compiled, outputs, M, K, N, hardware_values, dtype)
-        return self.compiled.evaluate(M, K, N, hardware_values, outputs=outputs, dtype=dtype,
-                                      threads=threads, engine=engine)
+        # whole shapes checked as they are read for the work (in the fused kernel,
+        # or chunk by chunk): one pass over them, not two
+        try:
+            return self.compiled.evaluate(M, K, N, hardware_values, outputs=outputs,
+                                          dtype=dtype, threads=threads, engine=engine,
+                                          whole=integer_shapes)
+        except Exception as exc:
+            error = exc
+        if integer_shapes:  # a fraction anywhere is named first, before any other error
+            _whole_shapes(M, K, N)
+        raise error
 
     # -- display ---------------------------------------------------------------
     def latex(self, *, width: Any = None, digits: int | None = None) -> str:
