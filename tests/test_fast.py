@@ -362,3 +362,30 @@ def test_an_output_that_is_zero_everywhere_is_allocated_zeroed_not_written(kerne
         assert (out["tc"] == 0).all() and not np.signbit(out["tc"]).any()
         out["tc"][0] = 1.0  # an array of its own, writable
         assert out["ratio"][0] > 0
+
+
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
+def test_outputs_are_written_into_arrays_given_by_name(kernels, engine):
+    mb = rs.linear("tensorwise", fuse=True, preset="torchao").on("NVIDIA H100")
+    Ms, Ks, Ns = _shapes(2 * runtime.CHUNK + 9, seed=10)
+    ref = mb.evaluate(Ms, Ks, Ns, engine="numpy", threads=1)
+    out = {name: np.full(Ms.shape, np.nan) for name in ("speedup", "baseline_overhead_time")}
+    got = mb.evaluate(Ms, Ks, Ns, engine=engine, threads=2, out=out)
+    for name in rs.OUTPUTS:  # written in place (the zero one too), the others made
+        np.testing.assert_allclose(got[name], ref[name], rtol=1e-12, atol=0, err_msg=name)
+    assert all(got[name] is a for name, a in out.items())
+    # refused: another shape, dtype or layout, a read-only array, an output not
+    # asked for, memory shared with a shape (written while the shapes are read)
+    frozen = np.empty(Ms.shape)
+    frozen.flags.writeable = False
+    for bad, match in [({"speedup": np.empty(3)}, r"has shape \(3,\), not the result's"),
+                       ({"speedup": np.empty(Ms.shape, np.float32)}, "float32, not float64"),
+                       ({"speedup": np.empty((Ms.size, 2))[:, 0]}, "not contiguous"),
+                       ({"speedup": frozen}, "read-only"),
+                       ({"speedup": list(Ms)}, "not a numpy array"),
+                       ({"lowp_time": np.empty(Ms.shape)}, "not a requested output"),
+                       ({"speedup": Ms}, "shares memory")]:
+        with pytest.raises(ValueError, match=match):
+            mb.evaluate(Ms, Ks, Ns, outputs="speedup", engine=engine, out=bad)
+    with pytest.raises(TypeError, match="mapping"):
+        mb.evaluate(Ms, Ks, Ns, outputs="speedup", out=[np.empty(Ms.shape)])

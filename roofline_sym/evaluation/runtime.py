@@ -198,13 +198,15 @@ class Run:
     ``terms``: False, True (group regimes, per chunk) or "terms" (every term's
     time and regime, kept whole).  ``engine``: one of ``ENGINES``.  ``whole``:
     shapes must be whole numbers, checked as they are read for the work
-    (chunk by chunk, or inside the fused kernel).
+    (chunk by chunk, or inside the fused kernel).  ``out``: arrays to write
+    outputs into, by name (``_given_outputs``).
     """
 
     def __init__(self, ev: Evaluator, M: Any, K: Any, N: Any,
                  hardware_values: Mapping[str, Any], outputs: tuple[str, ...],
                  terms: bool | str, dtype: Any, chunk: int, threads: int | None = None,
-                 engine: str = "auto", whole: bool = False):
+                 engine: str = "auto", whole: bool = False,
+                 out: Mapping[str, Any] | None = None):
         try:
             dtype = np.dtype(dtype)
         except TypeError:
@@ -225,6 +227,8 @@ class Run:
         self.regimes: list[np.ndarray] = []
         self.result: dict[Any, np.ndarray]
         if any(_is_lazy(v) for v in (M, K, N, *hw)):
+            if out:
+                raise TypeError("out= takes numpy arrays; lazy arrays make their own")
             if terms:
                 raise TypeError("term times and regimes need numpy arrays; evaluate() "
                                 "takes lazy ones")
@@ -267,9 +271,14 @@ class Run:
             else:
                 walked.append((i, v))
                 fixed.append(None)
+        given = _given_outputs(out or {}, outputs, shape, dtype, [*shapes, *hw])
+        for i in program.zero_outputs:  # not written by the work
+            if outputs[i] in given:
+                given[outputs[i]].fill(0.0)
         # an output that is 0 everywhere is not written: zeroed pages, never touched
-        self.result = {name: (np.zeros if i in program.zero_outputs else np.empty)(
-            shape, dtype=dtype) for i, name in enumerate(outputs)}
+        self.result = {name: given[name] if name in given else
+                       (np.zeros if i in program.zero_outputs else np.empty)(shape, dtype=dtype)
+                       for i, name in enumerate(outputs)}
         sinks = [self.result[name].reshape(-1) for name in outputs]
         n_terms = len(program.operations.term_operands)
         if terms == "terms":
@@ -343,6 +352,42 @@ class Run:
         with np.errstate(all="ignore"):
             values = program.plain(*shapes, *coefs)
         return dict(zip(program.outputs, values))
+
+
+def _given_outputs(out: Mapping[str, Any], outputs: tuple[str, ...], shape: tuple[int, ...],
+                   dtype: np.dtype, inputs: Sequence[Any]) -> dict[str, np.ndarray]:
+    """The arrays of ``out=``, checked: each a requested output's, a writable
+    numpy array of the result's shape and dtype, in C order (written in place),
+    sharing no memory with the inputs or with each other.
+
+    >>> _given_outputs({"t": np.empty(3)}, ("t",), (3,), np.dtype(np.float64), [])["t"].shape
+    (3,)
+    >>> _given_outputs({"t": np.empty(2)}, ("t",), (3,), np.dtype(np.float64), [])
+    Traceback (most recent call last):
+    ...
+    ValueError: out['t'] has shape (2,), not the result's (3,) (outputs are written in place)
+    """
+    if not isinstance(out, Mapping):
+        raise InputTypeError(f"out must be a mapping of output names to arrays, not {show(out)}")
+    unknown = [k for k in out if k not in outputs]
+    if unknown:
+        raise ValueError(f"out names {show(unknown[0])}, which is not a requested output "
+                         f"({', '.join(outputs)})")
+    given: dict[str, np.ndarray] = {}
+    for name, a in out.items():
+        problem = (f"is not a numpy array but {show(a)}" if not isinstance(a, np.ndarray)
+                   else f"has shape {a.shape}, not the result's {shape}" if a.shape != shape
+                   else f"is {a.dtype}, not {dtype}" if a.dtype != dtype
+                   else "is not contiguous in C order" if not a.flags.c_contiguous
+                   else "is read-only" if not a.flags.writeable else None)
+        if problem:
+            raise ValueError(f"out[{name!r}] {problem} (outputs are written in place)")
+        # outputs are written while the inputs are still read
+        others = [*inputs, *given.values()]
+        if any(isinstance(b, np.ndarray) and np.may_share_memory(a, b) for b in others):
+            raise ValueError(f"out[{name!r}] shares memory with an input or another output")
+        given[name] = a
+    return given
 
 
 def _threads(threads: int | None, size: int, chunk: int) -> int:
