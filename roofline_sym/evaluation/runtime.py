@@ -2,7 +2,7 @@
 
 The shapes are walked in chunks of ``chunk`` (broadcast, in C order, cast to
 the dtype); each chunk runs either the numpy program (in place, in a few
-scratch buffers kept per thread, in cache) or the fused numba kernel (the
+scratch buffers kept between calls, in cache) or the fused numba kernel (the
 ``fast`` extra: one loop, every output in one pass, no scratch).  The flat
 range of shapes is split into contiguous parts, one per thread (numpy and
 numba both release the GIL while they compute); every value is computed
@@ -422,7 +422,8 @@ class _Part:
             if self.kernel is not None:
                 self._fused(lo, hi)
             else:
-                self._numpy(lo, hi)
+                with _Borrowed() as scratch:
+                    self._numpy(lo, hi, scratch)
 
     def _shaped(self) -> list[tuple[int, str, Any]]:
         return [(i, SHAPES[i], self.originals[i]) for i, _ in self.walked if i < 3]
@@ -459,23 +460,23 @@ class _Part:
             if i in self.whole:
                 _check_whole(views[i], name)
 
-    def _numpy(self, lo: int, hi: int) -> None:
+    def _numpy(self, lo: int, hi: int, kept: "_Borrowed") -> None:
         program, dtype, chunk, sinks = self.program, self.dtype, self.chunk, self.sinks
         width = min(chunk, hi - lo)
-        scratch = _scratch(dtype, chunk, width, program.n_buffers)
+        scratch = kept.take(dtype, chunk, width, program.n_buffers)
         members = self.ev.group_members
         n_terms = len(program.operations.term_operands)
         if self.terms is True:  # term times per chunk; the group regimes are kept
             n_labels = program.operations.n_labels
-            times = _scratch(dtype, chunk, width, n_terms + n_labels + 1, "terms")
+            times = kept.take(dtype, chunk, width, n_terms + n_labels + 1, "terms")
             acc = times[n_terms:]  # a sum per label, and the largest of them
-            scratch = (times[:n_terms] + _scratch(np.dtype(np.int8), chunk, width, n_terms)
+            scratch = (times[:n_terms] + kept.take(np.dtype(np.int8), chunk, width, n_terms)
                        + scratch)
         check = _check_bits if program.checks_zero else _check
         shaped = self._shaped()
         # the whole shapes' check rounds into a scratch buffer, free once a chunk is done
         whole_buf = None if not self.whole else scratch[-1] if program.n_buffers else \
-            _scratch(dtype, chunk, width, 1)[0]
+            kept.take(dtype, chunk, width, 1, "whole")[0]
         start = lo
         for views, n in _chunks(self.walked, lo, hi, dtype, chunk):
             args = list(self.fixed)
@@ -564,38 +565,63 @@ def _in_parts(part: _Part, size: int, n_threads: int, chunk: int) -> None:
         raise first
 
 
-# Scratch buffers kept per thread between calls: a fresh buffer costs its pages'
-# first touch (for a dozen buffers of a chunk, about as much as a dozen
-# operations on them), which repeated calls (a sweep's chunks) would pay each time.
-_SCRATCH = threading.local()
+# Scratch buffers kept between calls: a fresh buffer costs its pages' first
+# touch (for a dozen buffers of a chunk, about as much as a dozen operations on
+# them), which repeated calls (a sweep's chunks) would pay each time.  Kept for
+# whichever thread runs a part next (the pool's threads take turns), by kind
+# (dtype, chunk, use): at most one set per core of each.
+_KEPT: dict[tuple[str, int, str], list[list[np.ndarray]]] = {}
+_KEPT_LOCK = threading.Lock()
 
 
-def _scratch(dtype: np.dtype, chunk: int, width: int, count: int,
+class _Borrowed:
+    """The scratch buffers one part uses, taken from the kept ones and given
+    back when it is done (``with``)."""
+
+    def __init__(self) -> None:
+        self.sets: list[tuple[tuple[str, int, str], list[np.ndarray]]] = []
+
+    def take(self, dtype: np.dtype, chunk: int, width: int, count: int,
              use: str = "ops") -> list[np.ndarray]:
-    """``count`` buffers of ``width`` elements (views of this thread's buffers of
-    ``chunk``, kept for the next call; small ones, and chunks far above
-    ``CHUNK``, are made afresh)."""
-    if chunk > 4 * CHUNK or width * dtype.itemsize < 1 << 16:
-        return [np.empty(width, dtype=dtype) for _ in range(count)]
-    kept_by_kind = getattr(_SCRATCH, "buffers", None)
-    if kept_by_kind is None or len(kept_by_kind) > 8:  # a few (dtype, chunk, use) kinds at most
-        kept_by_kind = _SCRATCH.buffers = {}
-    kept = kept_by_kind.setdefault((dtype.str, chunk, use), [])
-    kept.extend(np.empty(chunk, dtype=dtype) for _ in range(count - len(kept)))
-    return [b[:width] for b in kept[:count]]
+        """``count`` buffers of ``width`` elements (views of kept buffers of
+        ``chunk``; small ones, and chunks far above ``CHUNK``, are made afresh)."""
+        if chunk > 4 * CHUNK or width * dtype.itemsize < 1 << 16:
+            return [np.empty(width, dtype=dtype) for _ in range(count)]
+        key = (dtype.str, chunk, use)
+        with _KEPT_LOCK:
+            free = _KEPT.get(key)
+            buffers = free.pop() if free else []
+        buffers.extend(np.empty(chunk, dtype=dtype) for _ in range(count - len(buffers)))
+        self.sets.append((key, buffers))
+        return [b[:width] for b in buffers[:count]]
+
+    def __enter__(self) -> "_Borrowed":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        cores = usable_cpus()
+        with _KEPT_LOCK:
+            if len(_KEPT) > 8:  # a few kinds at most
+                _KEPT.clear()
+            for key, buffers in self.sets:
+                free = _KEPT.setdefault(key, [])
+                if len(free) < cores:
+                    free.append(buffers)
+        self.sets = []
 
 
 def release_scratch() -> int:
-    """Let go of this thread's kept scratch buffers; returns the bytes released.
+    """Let go of the kept scratch buffers; returns the bytes released.
 
     >>> import roofline_sym as rs
     >>> _ = rs.linear("tensorwise").on("h100").evaluate([4096.0] * 100_000, 4096, 4096)
     >>> release_scratch() > 0, release_scratch()
     (True, 0)
     """
-    kept_by_kind = getattr(_SCRATCH, "buffers", None) or {}
-    _SCRATCH.buffers = {}
-    return sum(b.nbytes for kept in kept_by_kind.values() for b in kept)
+    with _KEPT_LOCK:
+        kept = [b for sets in _KEPT.values() for buffers in sets for b in buffers]
+        _KEPT.clear()
+    return sum(b.nbytes for b in kept)
 
 
 def _group_regimes(groups: Sequence[Sequence[int]], times: list[np.ndarray],
