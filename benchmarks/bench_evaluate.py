@@ -21,7 +21,10 @@ not a test (see benchmarks/README.md for what it measures and how to read it).
 5. Threads and the fused kernel (``--fast-sizes``, on ``--threads`` cores), on
    the wall clock, side by side against the hand version: ``evaluate`` with
    numpy on 1 and on N threads, with numba's fused kernel on 1 and N
-   threads, and the memory floor: a numba kernel that only reads M, K, N and
+   threads (and on N threads writing into the arrays of the previous call,
+   ``out=``: no fresh pages; timed after the others, as 560 MB of arrays kept
+   alive slow every fresh allocation, the hand version's too), and the
+   memory floor: a numba kernel that only reads M, K, N and
    writes their product (on 1 and N threads); each verified equal to the hand
    version first (1e-12 relative).  Then the kernel's first call in a fresh
    process with an empty cache (compilation), in a second process (loaded from
@@ -247,7 +250,8 @@ def fast_table(bound, sizes: list[float], repeat: int, threads: int) -> bool:
           f"ratio to the hand version (single-threaded numpy)")
     names = ["hand", "numpy 1", f"numpy {threads}"]
     if floor is not None:
-        names += ["numba 1", f"numba {threads}", "floor 1", f"floor {threads}"]
+        names += ["numba 1", f"numba {threads}", f"numba {threads} out", "floor 1",
+                  f"floor {threads}"]
     print(f"{'shapes':>10}  {'outputs':<8}" + "".join(f"{n:>16}" for n in names))
     rng = np.random.default_rng(1)
     ok = True
@@ -274,6 +278,16 @@ def fast_table(bound, sizes: list[float], repeat: int, threads: int) -> bool:
                     fn()  # compiled before timing
             del hand
             t = wall(fns, repeat)
+            if floor is not None:
+                reused = {name: np.empty(len(M)) for name in outputs}
+                again = {f"numba {threads} out": lambda: bound.evaluate(
+                    M, K, N, outputs=outputs, engine="numba", threads=threads, out=reused)}
+                rel = max_rel(again[f"numba {threads} out"](), fns["hand"]())
+                ok &= rel <= 1e-12
+                if rel > 1e-12:
+                    print(f"numba {threads} out and the hand version differ: {rel:.2e}")
+                t.update(wall(again, repeat))
+                del reused, again
             cells = "".join(f"{t[n]:9.3f} {t[n] / t['hand']:5.2f}x" if n in t else f"{'-':>16}"
                             for n in names)
             print(f"{size:>10.0e}  {'1' if not seven else '7':<8}{cells}")

@@ -291,3 +291,101 @@ def test_the_fused_kernel_equals_numpy_with_and_without_pythons_max(kernels, pea
     plain = toy.evaluate(Ms, Ks, Ns, engine="numpy")
     for name in plain:
         np.testing.assert_array_equal(fused[name], plain[name])
+
+
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
+def test_a_fraction_is_named_as_the_shapes_are_read(kernels, engine):
+    toy = _toy()
+    Ms, Ks, Ns = _shapes(2 * runtime.CHUNK + 3, seed=4)
+    Ks[-2] = 4096.5  # in the last chunk of the second thread's part
+    with pytest.raises(ValueError, match=r"^K must be whole numbers; got 4096\.5 "):
+        toy.evaluate(Ms, Ks, Ns, engine=engine, threads=2, whole=True)
+    # not asked for: a real shape, evaluated
+    assert np.isfinite(toy.evaluate(Ms, Ks, Ns, engine=engine, whole=False)["ratio"]).all()
+    # integers are whole; a whole float64 scalar and an int array take the kernel too
+    ints = [a.astype(np.int64) for a in _shapes(1000, seed=5)]
+    out = toy.evaluate(ints[0], 4096.0, ints[2], engine=engine, whole=True)["ratio"]
+    ref = toy.evaluate(*(a.astype(float) for a in (ints[0], np.full(1000, 4096), ints[2])),
+                       engine="numpy")["ratio"]
+    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=0)
+    with pytest.raises(ValueError, match=r"^N must be whole numbers; got 0\.25"):
+        toy.evaluate(ints[0], 4096.0, 0.25, engine=engine, whole=True)
+
+
+def test_a_model_names_a_fraction_first_with_either_engine(kernels):
+    # the whole-number check runs inside the work now; its error still comes
+    # first, whatever else is wrong and wherever it is, as a check before the work
+    mb = rs.linear("tensorwise", fuse=True, preset="torchao").on("NVIDIA H100")
+    Ms, Ks, Ns = _shapes(3 * runtime.CHUNK, seed=6)
+    Ms[-1] = 8192.5  # the last chunk
+    Ks[5] = -1.0  # the first chunk: a chunk's own check would find it first
+    for engine in ("numpy", "numba"):
+        for threads in (1, 2):
+            with pytest.raises(ValueError, match=r"^M must be a whole number \(a layer's "
+                               r"dimension\), got 8192\.5; evaluate\(\.\.\., integer_shapes"):
+                mb.evaluate(Ms, Ks, Ns, outputs="speedup", engine=engine, threads=threads)
+    Ms[-1] = 8192.0  # then the other error, as before
+    with pytest.raises(ValueError, match="^K must be positive"):
+        mb.evaluate(Ms, Ks, Ns, outputs="speedup", engine="numba", threads=2)
+    with pytest.raises(ValueError, match="^M must be a whole number"):  # any error: after it
+        mb.evaluate([8192.5], 8192, 8192, outputs="no such output")
+    # float32 rounds 2**24 + 0.5 to a whole number: the float64 shapes are checked first
+    with pytest.raises(ValueError, match=r"^M must be a whole number .* got 16777216\.5"):
+        mb.evaluate(np.array([16777216.5, 4.0]), 8192, 8192, dtype=np.float32)
+
+
+def test_broadcast_and_cast_shapes_take_the_kernel_a_chunk_at_a_time(kernels):
+    # shapes at the full size, float64, in C order are read in place; others
+    # (broadcast, integers, a strided view) are walked in chunks: the same values
+    toy = _toy()
+    Ms, Ks, Ns = _shapes(runtime.CHUNK + 50, seed=8)
+    grid = (Ms[:300, None], Ks[None, :400], 2048.0)
+    ref = toy.evaluate(*grid, engine="numpy")
+    for args in (grid, (Ms[:300, None].astype(np.int32), Ks[None, :400], 2048)):
+        out = toy.evaluate(*args, engine="numba", threads=2, whole=True)
+        for key in ref:
+            np.testing.assert_allclose(out[key], ref[key], rtol=1e-12, atol=0, err_msg=key)
+    strided = toy.evaluate(Ms[::2], Ks[::2], Ns[::2], engine="numba", threads=2)["ratio"]
+    np.testing.assert_array_equal(strided, toy.evaluate(Ms[::2].copy(), Ks[::2].copy(),
+                                                        Ns[::2].copy(), engine="numba")["ratio"])
+
+
+def test_an_output_that_is_zero_everywhere_is_allocated_zeroed_not_written(kernels):
+    toy = _toy()  # "tc": the total of a group without terms
+    program = toy.program(("tc", "ratio"))
+    assert program.zero_outputs == (0,)
+    assert "o0[" not in program.fused_source((True, True, True), (), True)
+    assert "o0" not in program.source.split(":", 1)[1]  # the numpy chunk function's body
+    Ms, Ks, Ns = _shapes(3000, seed=9)
+    for engine in ("numpy", "numba"):
+        out = toy.evaluate(Ms, Ks, Ns, outputs=("tc", "ratio"), engine=engine)
+        assert (out["tc"] == 0).all() and not np.signbit(out["tc"]).any()
+        out["tc"][0] = 1.0  # an array of its own, writable
+        assert out["ratio"][0] > 0
+
+
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
+def test_outputs_are_written_into_arrays_given_by_name(kernels, engine):
+    mb = rs.linear("tensorwise", fuse=True, preset="torchao").on("NVIDIA H100")
+    Ms, Ks, Ns = _shapes(2 * runtime.CHUNK + 9, seed=10)
+    ref = mb.evaluate(Ms, Ks, Ns, engine="numpy", threads=1)
+    out = {name: np.full(Ms.shape, np.nan) for name in ("speedup", "baseline_overhead_time")}
+    got = mb.evaluate(Ms, Ks, Ns, engine=engine, threads=2, out=out)
+    for name in rs.OUTPUTS:  # written in place (the zero one too), the others made
+        np.testing.assert_allclose(got[name], ref[name], rtol=1e-12, atol=0, err_msg=name)
+    assert all(got[name] is a for name, a in out.items())
+    # refused: another shape, dtype or layout, a read-only array, an output not
+    # asked for, memory shared with a shape (written while the shapes are read)
+    frozen = np.empty(Ms.shape)
+    frozen.flags.writeable = False
+    for bad, match in [({"speedup": np.empty(3)}, r"has shape \(3,\), not the result's"),
+                       ({"speedup": np.empty(Ms.shape, np.float32)}, "float32, not float64"),
+                       ({"speedup": np.empty((Ms.size, 2))[:, 0]}, "not contiguous"),
+                       ({"speedup": frozen}, "read-only"),
+                       ({"speedup": list(Ms)}, "not a numpy array"),
+                       ({"lowp_time": np.empty(Ms.shape)}, "not a requested output"),
+                       ({"speedup": Ms}, "shares memory")]:
+        with pytest.raises(ValueError, match=match):
+            mb.evaluate(Ms, Ks, Ns, outputs="speedup", engine=engine, out=bad)
+    with pytest.raises(TypeError, match="mapping"):
+        mb.evaluate(Ms, Ks, Ns, outputs="speedup", out=[np.empty(Ms.shape)])

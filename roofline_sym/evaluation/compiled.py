@@ -118,7 +118,8 @@ class _Evaluator:
     def evaluate(self, M: Any, K: Any, N: Any, hardware_values: Mapping[str, Any] = {},
                  outputs: Sequence[str] | str | None = None, dtype: Any = np.float64,
                  chunk: int = CHUNK, regimes: bool = False, threads: int | None = None,
-                 engine: str = "auto") -> dict[Any, np.ndarray]:
+                 engine: str = "auto", whole: bool = False,
+                 out: Mapping[str, np.ndarray] | None = None) -> dict[Any, np.ndarray]:
         """``{name: array}`` for each of ``outputs`` (all by default) at shapes
         ``M, K, N`` (numpy broadcasting), an unbound model's free symbols by
         name in ``hardware_values``.
@@ -131,11 +132,15 @@ class _Evaluator:
         share the shapes (None: every core, for inputs large enough); the
         values do not depend on it.  ``engine``: ``"numpy"``, ``"numba"``
         (the fused loop; the ``fast`` extra) or ``"auto"`` (numba where it
-        pays, ``runtime.fast_pays``).
+        pays, ``runtime.fast_pays``).  ``whole``: shapes must be whole numbers
+        (a fraction is a ValueError naming the argument), checked as the shapes
+        are read for the work.  ``out``: arrays to write outputs into, by name
+        (each of the result's shape and dtype, in C order; a repeated call
+        then writes into memory already in use instead of fresh pages).
         """
         names = output_names(outputs, self.compiled.layout.output_names)
         return Run(self, M, K, N, hardware_values, names, regimes, dtype, chunk, threads,
-                   engine).result
+                   engine, whole, out).result
 
     def term_times(self, M: Any, K: Any, N: Any, hardware_values: Mapping[str, Any] = {},
                    chunk: int = CHUNK) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -84,11 +84,17 @@ class Program:
     every term's time and regime.  ``n_buffers``: scratch arrays of one chunk
     each; ``n_ops``: numpy calls per chunk; ``checks_zero``: ``run`` returns
     the least ``M*K*N`` of the chunk (a zero shape makes it 0).
+    ``zero_outputs``: the indices of outputs that are 0 at every shape (a
+    baseline without overhead); ``run`` and the fused kernel leave them
+    unwritten, for the caller to allocate zeroed (``np.zeros``: pages the
+    system hands out zeroed, so nothing is written or touched at all).
     """
 
     def __init__(self, operations: Operations, outputs: tuple[str, ...], terms: bool):
         self.operations, self.outputs, self.terms = operations, outputs, terms
         ops = operations.ops
+        self.zero_outputs = tuple(i for i, name in enumerate(outputs)
+                                  if operations.output_operands[name] == "0.0")
         # terms first: each term's regime is found right after its pieces
         sinks: list[tuple[str, Any]] = [("term", (i, time, pieces)) for i, (time, pieces)
                                         in enumerate(operations.term_operands) if terms]
@@ -139,7 +145,8 @@ class Program:
             order.insert(at + 1, ("least", "least", (product,)))
         self.fusable = not operations.calls or all(step[0] != "call" for step in order)
         self._order, self._pinned = order, pinned
-        self._fused: dict[tuple[tuple[bool, ...], tuple[tuple[int, ...], ...], bool], str] = {}
+        self._fused: dict[tuple[tuple[bool, ...], tuple[tuple[int, ...], ...], bool, bool],
+                          str] = {}
         # shapes run with numpy in this process (``runtime.fast_pays`` reads it)
         self.numpy_shapes = 0
         self._numpy_source()
@@ -147,6 +154,7 @@ class Program:
     def _numpy_source(self) -> None:
         order, pinned = self._order, self._pinned
         last: dict[int, int] = {}
+        zero_targets = {f"o{i}" for i in self.zero_outputs}
         for i, step in enumerate(order):
             for a in step[2]:
                 if isinstance(a, int):
@@ -177,7 +185,8 @@ class Program:
                 lines.append(f"least = minimum.reduce({operands})")
                 continue
             if fn == "copy":
-                lines.append(f"copyto({dest}, {operands})")
+                if dest not in zero_targets:
+                    lines.append(f"copyto({dest}, {operands})")
                 plain.append(f"{dest} = _full({poperands})")
                 continue
             if dest in pinned:
@@ -269,7 +278,7 @@ class Program:
                    if step[0] in ("maximum", "minimum") for a in step[2])
 
     def fused_source(self, arrays: Sequence[bool], groups: Sequence[Sequence[int]] = (),
-                     nan_free: bool = False) -> str:
+                     nan_free: bool = False, whole: bool = False) -> str:
         """A numba kernel of this program: one loop over ``n`` shapes computing
         every output (and, with ``groups``, each group's regime: the label whose
         terms hold the most time, as ``runtime`` finds it) in scalar code.
@@ -277,17 +286,19 @@ class Program:
         ``arrays``: whether M, K and N are arrays (the others are numbers).  The
         kernel takes the shapes, the coefficients, the outputs, one int8 array
         per group and ``n``, and returns how many array shapes are not in
-        ``(0, 2**53]`` (they are checked, and named, by the caller).
-        ``nan_free``: maxima and minima as Python's ``max`` and ``min``, for
-        coefficients that ``nan_free(coefficients)`` accepts.
+        ``(0, 2**53]`` (or, with ``whole``, not whole numbers): they are
+        checked, and named, by the caller.  So the shapes are read once, for
+        the work and for their checks.  ``nan_free``: maxima and minima as
+        Python's ``max`` and ``min``, for coefficients that
+        ``nan_free(coefficients)`` accepts.
         """
-        key = (tuple(arrays), tuple(map(tuple, groups)), nan_free)
+        key = (tuple(arrays), tuple(map(tuple, groups)), nan_free, whole)
         if key not in self._fused:
             self._fused[key] = self._fused_source(*key)
         return self._fused[key]
 
     def _fused_source(self, arrays: tuple[bool, ...], groups: tuple[tuple[int, ...], ...],
-                      nan_free: bool) -> str:
+                      nan_free: bool, whole: bool) -> str:
         scalar = {**_SCALAR, **_SCALAR_NAN_FREE} if nan_free else _SCALAR
         if not self.fusable:
             raise ValueError("a program with lambdified functions has no fused kernel")
@@ -296,8 +307,11 @@ class Program:
         body: list[str] = []
         for shape, array in zip(SHAPES, arrays):
             if array:
+                # np.floor(x) == x: a rounding and a comparison, vectorized with the rest
+                whole_test = f" and np.floor({shape}) == {shape}" if whole else ""
                 body += [f"{shape} = {shape}_[i]",
-                         f"if not ({shape} > 0.0 and {shape} <= {float(SHAPE_MAX)!r}):",
+                         f"if not ({shape} > 0.0 and {shape} <= {float(SHAPE_MAX)!r}"
+                         f"{whole_test}):",
                          "    bad += 1"]
 
         def name(a: Operand) -> str:
@@ -320,7 +334,7 @@ class Program:
                 body.append(f"v{dest} = " + scalar[fn].format(*(name(a) for a in args)))
                 target = self._pinned.get(dest, "")
                 args = (dest,)
-            if target.startswith("o"):
+            if target.startswith("o") and int(target[1:]) not in self.zero_outputs:
                 body.append(f"{target}[i] = {name(args[0])}")
             elif target.startswith("T"):
                 body.append(f"{target} = {name(args[0])}")

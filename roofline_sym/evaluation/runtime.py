@@ -2,7 +2,7 @@
 
 The shapes are walked in chunks of ``chunk`` (broadcast, in C order, cast to
 the dtype); each chunk runs either the numpy program (in place, in a few
-scratch buffers kept per thread, in cache) or the fused numba kernel (the
+scratch buffers kept between calls, in cache) or the fused numba kernel (the
 ``fast`` extra: one loop, every output in one pass, no scratch).  The flat
 range of shapes is split into contiguous parts, one per thread (numpy and
 numba both release the GIL while they compute); every value is computed
@@ -148,6 +148,35 @@ _MAX_BITS = {np.dtype(np.float64): (np.uint64, int(np.float64(SHAPE_MAX).view(np
              np.dtype(np.float32): (np.uint32, int(np.float32(SHAPE_MAX).view(np.uint32)))}
 
 
+def _check_whole(x: np.ndarray, name: str, buf: np.ndarray | None = None) -> None:
+    """Shapes in ``x`` whole numbers, or a ValueError naming ``name`` and the first
+    fraction (NaN, infinities and values <= 0 are ``_check``'s); a block of
+    ``CHUNK`` at a time (``buf``: one block of scratch), no array-sized temporaries.
+
+    >>> _check_whole(np.array([1.0, 2.5]), "M")
+    Traceback (most recent call last):
+    ...
+    ValueError: M must be whole numbers; got 2.5 (element 1 of 2)
+    """
+    if x.dtype.kind != "f":
+        return  # integers are whole
+    flat = x.reshape(-1)
+    if buf is None or buf.size < min(CHUNK, flat.size):
+        buf = np.empty(min(CHUNK, flat.size), dtype=x.dtype)
+    for start in range(0, flat.size, CHUNK):
+        block = flat[start:start + CHUNK]
+        part = np.floor(block, out=buf[:block.size])
+        # x - floor(x): 0 for whole numbers, NaN for NaN and infinities; its
+        # maximum, unlike a comparison, needs no array of booleans
+        if np.maximum.reduce(np.subtract(block, part, out=part)) == 0:
+            continue
+        fraction = (part != 0) & np.isfinite(block) & (block > 0)
+        if fraction.any():
+            i = int(np.argmax(fraction))
+            raise ValueError(f"{name} must be whole numbers; got {show(block[i].item())} "
+                             f"(element {start + i} of {flat.size})")
+
+
 def _check_bits(x: np.ndarray, original: Any, name: str) -> None:
     """``_check`` but for +0: one reduction (a shape product's minimum finds zeros)."""
     kind, bound = _MAX_BITS.get(x.dtype, (None, 0))
@@ -167,13 +196,17 @@ class Run:
     """One evaluation: arguments checked, outputs allocated, chunks run.
 
     ``terms``: False, True (group regimes, per chunk) or "terms" (every term's
-    time and regime, kept whole).  ``engine``: one of ``ENGINES``.
+    time and regime, kept whole).  ``engine``: one of ``ENGINES``.  ``whole``:
+    shapes must be whole numbers, checked as they are read for the work
+    (chunk by chunk, or inside the fused kernel).  ``out``: arrays to write
+    outputs into, by name (``_given_outputs``).
     """
 
     def __init__(self, ev: Evaluator, M: Any, K: Any, N: Any,
                  hardware_values: Mapping[str, Any], outputs: tuple[str, ...],
                  terms: bool | str, dtype: Any, chunk: int, threads: int | None = None,
-                 engine: str = "auto"):
+                 engine: str = "auto", whole: bool = False,
+                 out: Mapping[str, Any] | None = None):
         try:
             dtype = np.dtype(dtype)
         except TypeError:
@@ -194,6 +227,8 @@ class Run:
         self.regimes: list[np.ndarray] = []
         self.result: dict[Any, np.ndarray]
         if any(_is_lazy(v) for v in (M, K, N, *hw)):
+            if out:
+                raise TypeError("out= takes numpy arrays; lazy arrays make their own")
             if terms:
                 raise TypeError("term times and regimes need numpy arrays; evaluate() "
                                 "takes lazy ones")
@@ -220,6 +255,8 @@ class Run:
         for i, a in enumerate(shapes):
             if a.ndim == 0:
                 _check(a.reshape(1).astype(dtype), (M, K, N)[i], SHAPES[i])
+                if whole:
+                    _check_whole(a, SHAPES[i])
                 fixed.append(float(a))
             else:
                 walked.append((i, a))
@@ -234,7 +271,14 @@ class Run:
             else:
                 walked.append((i, v))
                 fixed.append(None)
-        self.result = {name: np.empty(shape, dtype=dtype) for name in outputs}
+        given = _given_outputs(out or {}, outputs, shape, dtype, [*shapes, *hw])
+        for i in program.zero_outputs:  # not written by the work
+            if outputs[i] in given:
+                given[outputs[i]].fill(0.0)
+        # an output that is 0 everywhere is not written: zeroed pages, never touched
+        self.result = {name: given[name] if name in given else
+                       (np.zeros if i in program.zero_outputs else np.empty)(shape, dtype=dtype)
+                       for i, name in enumerate(outputs)}
         sinks = [self.result[name].reshape(-1) for name in outputs]
         n_terms = len(program.operations.term_operands)
         if terms == "terms":
@@ -248,6 +292,10 @@ class Run:
             groups = [self.result[key].reshape(-1) for key in ev.group_keys]
         part = _Part(ev, program, (M, K, N), walked, fixed, sinks, groups, terms, dtype,
                      chunk, per_chunk)
+        part.direct = all(a.dtype == dtype and a.flags.c_contiguous and a.size == size
+                          for _, a in walked)
+        if whole:  # checked chunk by chunk where the chunk's cast keeps fractions
+            part.whole = tuple(i for i, a in walked if i < 3 and a.dtype.kind == "f")
         fusable = (terms != "terms" and dtype == np.float64 and program.fusable
                    and all(f is not None for f in fixed[3:]))
         if engine == "numba" and not fusable:
@@ -258,11 +306,19 @@ class Run:
             # no maximum can see NaN: Python's max, which numba vectorizes, is exact
             nan_free = program.nan_free([f for f in fixed[3:] if f is not None])  # all are
             source = program.fused_source(tuple(f is None for f in fixed[:3]),
-                                          ev.group_members if terms else (), nan_free)
+                                          ev.group_members if terms else (), nan_free,
+                                          bool(part.whole))
             if engine == "numba" or fast_pays(size, cache.loaded(source), program.numpy_shapes):
                 part.kernel = cache.compile_kernel(source)
         if part.kernel is None:
             program.numpy_shapes += size  # a benign race: a count to decide by
+            # a narrower dtype (float64 shapes in float32) may round a fraction to
+            # a whole number: those shapes are checked whole before the work
+            narrow = [(i, a) for i, a in walked if i in part.whole
+                      and a.dtype.itemsize > dtype.itemsize]
+            for i, a in narrow:
+                _check_whole(a, SHAPES[i])
+            part.whole = tuple(i for i in part.whole if i not in dict(narrow))
         _in_parts(part, size, _threads(threads, size, chunk), chunk)
 
     @staticmethod
@@ -298,6 +354,42 @@ class Run:
         return dict(zip(program.outputs, values))
 
 
+def _given_outputs(out: Mapping[str, Any], outputs: tuple[str, ...], shape: tuple[int, ...],
+                   dtype: np.dtype, inputs: Sequence[Any]) -> dict[str, np.ndarray]:
+    """The arrays of ``out=``, checked: each a requested output's, a writable
+    numpy array of the result's shape and dtype, in C order (written in place),
+    sharing no memory with the inputs or with each other.
+
+    >>> _given_outputs({"t": np.empty(3)}, ("t",), (3,), np.dtype(np.float64), [])["t"].shape
+    (3,)
+    >>> _given_outputs({"t": np.empty(2)}, ("t",), (3,), np.dtype(np.float64), [])
+    Traceback (most recent call last):
+    ...
+    ValueError: out['t'] has shape (2,), not the result's (3,) (outputs are written in place)
+    """
+    if not isinstance(out, Mapping):
+        raise InputTypeError(f"out must be a mapping of output names to arrays, not {show(out)}")
+    unknown = [k for k in out if k not in outputs]
+    if unknown:
+        raise ValueError(f"out names {show(unknown[0])}, which is not a requested output "
+                         f"({', '.join(outputs)})")
+    given: dict[str, np.ndarray] = {}
+    for name, a in out.items():
+        problem = (f"is not a numpy array but {show(a)}" if not isinstance(a, np.ndarray)
+                   else f"has shape {a.shape}, not the result's {shape}" if a.shape != shape
+                   else f"is {a.dtype}, not {dtype}" if a.dtype != dtype
+                   else "is not contiguous in C order" if not a.flags.c_contiguous
+                   else "is read-only" if not a.flags.writeable else None)
+        if problem:
+            raise ValueError(f"out[{name!r}] {problem} (outputs are written in place)")
+        # outputs are written while the inputs are still read
+        others = [*inputs, *given.values()]
+        if any(isinstance(b, np.ndarray) and np.may_share_memory(a, b) for b in others):
+            raise ValueError(f"out[{name!r}] shares memory with an input or another output")
+        given[name] = a
+    return given
+
+
 def _threads(threads: int | None, size: int, chunk: int) -> int:
     """Threads for ``size`` shapes: as asked, else one per core, each with at
     least two chunks to do; never more than there are chunks."""
@@ -318,6 +410,11 @@ class _Part:
         self.walked, self.fixed, self.sinks, self.groups = walked, fixed, sinks, groups
         self.terms, self.dtype, self.chunk, self.per_chunk = terms, dtype, chunk, per_chunk
         self.kernel: Callable[..., Any] | None = None
+        # the shapes (indices) whose chunks are checked whole
+        self.whole: tuple[int, ...] = ()
+        # the walked arrays are of the dtype, in C order, at the full shape (not
+        # broadcast): the fused kernel reads them in place, a range in one call
+        self.direct = False
 
     def __call__(self, lo: int, hi: int) -> None:
         # overflow to inf and 0/0 are values here, not warnings (per thread: errstate is)
@@ -325,42 +422,61 @@ class _Part:
             if self.kernel is not None:
                 self._fused(lo, hi)
             else:
-                self._numpy(lo, hi)
+                with _Borrowed() as scratch:
+                    self._numpy(lo, hi, scratch)
 
     def _shaped(self) -> list[tuple[int, str, Any]]:
         return [(i, SHAPES[i], self.originals[i]) for i, _ in self.walked if i < 3]
 
     def _fused(self, lo: int, hi: int) -> None:
-        kernel, shaped = self.kernel, self._shaped()
+        kernel = self.kernel
         assert kernel is not None
         coefs = self.fixed[3:]
+        if self.direct:  # the shapes as they are: one call for the whole range
+            blocks: Iterator[tuple[tuple[np.ndarray, ...], int]] = iter(
+                [(tuple(a.reshape(-1)[lo:hi] for _, a in self.walked), hi - lo)])
+        else:  # broadcast or cast to float64 a chunk at a time
+            blocks = _chunks(self.walked, lo, hi, self.dtype, self.chunk)
         start = lo
-        for views, n in _chunks(self.walked, lo, hi, self.dtype, self.chunk):
+        for views, n in blocks:
             args = list(self.fixed[:3])
             for (i, _), v in zip(self.walked, views):
                 args[i] = np.ascontiguousarray(v)  # one compiled layout
             end = start + n
             bad = kernel(*args, *coefs, *(s[start:end] for s in self.sinks),
                          *(g[start:end] for g in self.groups), n)
-            if bad:  # named by the numpy check (which raises)
-                for i, name, original in shaped:
-                    _check(args[i], original, name)
+            if bad:  # named by the numpy checks, chunk by chunk (they raise)
+                for views, _ in _chunks(self.walked, start, end, self.dtype, self.chunk):
+                    self._check_chunk(dict(zip((i for i, _ in self.walked), views)))
             start = end
 
-    def _numpy(self, lo: int, hi: int) -> None:
+    def _check_chunk(self, views: Mapping[int, np.ndarray]) -> None:
+        """Raise for a bad shape of a chunk (``views``: by index): not positive,
+        finite and at most 2**53, then (those checked whole) not whole."""
+        shaped = self._shaped()
+        for i, name, original in shaped:
+            _check(views[i], original, name)
+        for i, name, _ in shaped:
+            if i in self.whole:
+                _check_whole(views[i], name)
+
+    def _numpy(self, lo: int, hi: int, kept: "_Borrowed") -> None:
         program, dtype, chunk, sinks = self.program, self.dtype, self.chunk, self.sinks
         width = min(chunk, hi - lo)
-        scratch = _scratch(dtype, chunk, width, program.n_buffers)
+        scratch = kept.take(dtype, chunk, width, program.n_buffers)
         members = self.ev.group_members
         n_terms = len(program.operations.term_operands)
         if self.terms is True:  # term times per chunk; the group regimes are kept
             n_labels = program.operations.n_labels
-            times = _scratch(dtype, chunk, width, n_terms + n_labels + 1, "terms")
+            times = kept.take(dtype, chunk, width, n_terms + n_labels + 1, "terms")
             acc = times[n_terms:]  # a sum per label, and the largest of them
-            scratch = (times[:n_terms] + _scratch(np.dtype(np.int8), chunk, width, n_terms)
+            scratch = (times[:n_terms] + kept.take(np.dtype(np.int8), chunk, width, n_terms)
                        + scratch)
         check = _check_bits if program.checks_zero else _check
         shaped = self._shaped()
+        # the whole shapes' check rounds into a scratch buffer, free once a chunk is done
+        whole_buf = None if not self.whole else scratch[-1] if program.n_buffers else \
+            kept.take(dtype, chunk, width, 1, "whole")[0]
         start = lo
         for views, n in _chunks(self.walked, lo, hi, dtype, chunk):
             args = list(self.fixed)
@@ -378,6 +494,9 @@ class _Part:
             if program.checks_zero and not least > 0:  # a zero shape (or underflow)
                 for i, name, original in shaped:
                     _check(args[i], original, name)
+            for i, name, _ in shaped:
+                if i in self.whole:
+                    _check_whole(args[i], name, whole_buf)
             if self.terms is True:
                 _group_regimes(members, bufs[:n_terms], bufs[n_terms:2 * n_terms],
                                [a[:n] for a in acc], [g[start:end] for g in self.groups])
@@ -446,38 +565,63 @@ def _in_parts(part: _Part, size: int, n_threads: int, chunk: int) -> None:
         raise first
 
 
-# Scratch buffers kept per thread between calls: a fresh buffer costs its pages'
-# first touch (for a dozen buffers of a chunk, about as much as a dozen
-# operations on them), which repeated calls (a sweep's chunks) would pay each time.
-_SCRATCH = threading.local()
+# Scratch buffers kept between calls: a fresh buffer costs its pages' first
+# touch (for a dozen buffers of a chunk, about as much as a dozen operations on
+# them), which repeated calls (a sweep's chunks) would pay each time.  Kept for
+# whichever thread runs a part next (the pool's threads take turns), by kind
+# (dtype, chunk, use): at most one set per core of each.
+_KEPT: dict[tuple[str, int, str], list[list[np.ndarray]]] = {}
+_KEPT_LOCK = threading.Lock()
 
 
-def _scratch(dtype: np.dtype, chunk: int, width: int, count: int,
+class _Borrowed:
+    """The scratch buffers one part uses, taken from the kept ones and given
+    back when it is done (``with``)."""
+
+    def __init__(self) -> None:
+        self.sets: list[tuple[tuple[str, int, str], list[np.ndarray]]] = []
+
+    def take(self, dtype: np.dtype, chunk: int, width: int, count: int,
              use: str = "ops") -> list[np.ndarray]:
-    """``count`` buffers of ``width`` elements (views of this thread's buffers of
-    ``chunk``, kept for the next call; small ones, and chunks far above
-    ``CHUNK``, are made afresh)."""
-    if chunk > 4 * CHUNK or width * dtype.itemsize < 1 << 16:
-        return [np.empty(width, dtype=dtype) for _ in range(count)]
-    kept_by_kind = getattr(_SCRATCH, "buffers", None)
-    if kept_by_kind is None or len(kept_by_kind) > 8:  # a few (dtype, chunk, use) kinds at most
-        kept_by_kind = _SCRATCH.buffers = {}
-    kept = kept_by_kind.setdefault((dtype.str, chunk, use), [])
-    kept.extend(np.empty(chunk, dtype=dtype) for _ in range(count - len(kept)))
-    return [b[:width] for b in kept[:count]]
+        """``count`` buffers of ``width`` elements (views of kept buffers of
+        ``chunk``; small ones, and chunks far above ``CHUNK``, are made afresh)."""
+        if chunk > 4 * CHUNK or width * dtype.itemsize < 1 << 16:
+            return [np.empty(width, dtype=dtype) for _ in range(count)]
+        key = (dtype.str, chunk, use)
+        with _KEPT_LOCK:
+            free = _KEPT.get(key)
+            buffers = free.pop() if free else []
+        buffers.extend(np.empty(chunk, dtype=dtype) for _ in range(count - len(buffers)))
+        self.sets.append((key, buffers))
+        return [b[:width] for b in buffers[:count]]
+
+    def __enter__(self) -> "_Borrowed":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        cores = usable_cpus()
+        with _KEPT_LOCK:
+            if len(_KEPT) > 8:  # a few kinds at most
+                _KEPT.clear()
+            for key, buffers in self.sets:
+                free = _KEPT.setdefault(key, [])
+                if len(free) < cores:
+                    free.append(buffers)
+        self.sets = []
 
 
 def release_scratch() -> int:
-    """Let go of this thread's kept scratch buffers; returns the bytes released.
+    """Let go of the kept scratch buffers; returns the bytes released.
 
     >>> import roofline_sym as rs
     >>> _ = rs.linear("tensorwise").on("h100").evaluate([4096.0] * 100_000, 4096, 4096)
     >>> release_scratch() > 0, release_scratch()
     (True, 0)
     """
-    kept_by_kind = getattr(_SCRATCH, "buffers", None) or {}
-    _SCRATCH.buffers = {}
-    return sum(b.nbytes for kept in kept_by_kind.values() for b in kept)
+    with _KEPT_LOCK:
+        kept = [b for sets in _KEPT.values() for buffers in sets for b in buffers]
+        _KEPT.clear()
+    return sum(b.nbytes for b in kept)
 
 
 def _group_regimes(groups: Sequence[Sequence[int]], times: list[np.ndarray],

@@ -338,7 +338,8 @@ class Linear:
 
     def evaluate(self, M: Any, K: Any, N: Any, outputs: Sequence[str] | str | None = OUTPUTS,
                  dtype: Any = np.float64, *, threads: int | None = None, engine: str = "auto",
-                 integer_shapes: bool = True, **hardware_values: Any) -> dict[str, np.ndarray]:
+                 integer_shapes: bool = True, out: Mapping[str, np.ndarray] | None = None,
+                 **hardware_values: Any) -> dict[str, np.ndarray]:
         """The seven quantities (or only ``outputs``) at shapes ``M, K, N`` (numpy
         broadcasting).
 
@@ -355,7 +356,9 @@ class Linear:
         over ``threads`` threads (None: every core, for inputs large enough; the
         values do not depend on it).  ``engine``: ``"auto"`` (numba's fused
         loop where it pays: ``pip install roofline-sym[fast]``, large inputs),
-        ``"numpy"`` or ``"numba"``.  Dask arrays stay lazy: the result holds dask arrays, computed block by
+        ``"numpy"`` or ``"numba"``.  ``out``: arrays to write outputs into, by
+        name (each of the result's shape and dtype, in C order): repeated calls
+        then reuse memory instead of paying for fresh pages.  Dask arrays stay lazy: the result holds dask arrays, computed block by
         block (on a ``dask.distributed`` cluster, on its workers).
 
         >>> m = linear("rowwise", preset="torchao").on("NVIDIA H100")
@@ -368,12 +371,23 @@ class Linear:
         ``m.evaluate(M=dask.array.from_array(ms, chunks=2**20), K=8192, N=8192)["speedup"]``
         is a dask array; ``.compute()`` evaluates it.
         """
-        if integer_shapes:
-            M, K, N = _whole_shapes(M, K, N)
         if is_lazy(M, K, N, *hardware_values.values()):
+            if out:
+                raise TypeError("out= takes numpy arrays; lazy arrays make their own")
+            if integer_shapes:
+                M, K, N = _whole_shapes(M, K, N)
             return evaluate_lazy(self.compiled, outputs, M, K, N, hardware_values, dtype)
-        return self.compiled.evaluate(M, K, N, hardware_values, outputs=outputs, dtype=dtype,
-                                      threads=threads, engine=engine)
+        # whole shapes checked as they are read for the work (in the fused kernel,
+        # or chunk by chunk): one pass over them, not two
+        try:
+            return self.compiled.evaluate(M, K, N, hardware_values, outputs=outputs,
+                                          dtype=dtype, threads=threads, engine=engine,
+                                          whole=integer_shapes, out=out)
+        except Exception as exc:
+            error = exc
+        if integer_shapes:  # a fraction anywhere is named first, before any other error
+            _whole_shapes(M, K, N)
+        raise error
 
     # -- display ---------------------------------------------------------------
     def latex(self, *, width: Any = None, digits: int | None = None) -> str:
