@@ -14,6 +14,8 @@ the same generation): latencies stay latencies, class ratios stay ratios.
 
 from __future__ import annotations
 
+import math
+
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -310,16 +312,32 @@ def _fmt(value: float) -> str:
     return f"{value:.4g}"
 
 
+def _ulp(x: float) -> float:
+    """One unit in the 4th significant digit of ``x`` (> 0)."""
+    return 10.0 ** (math.floor(math.log10(x)) - 3)
+
+
 def _up(value: Any) -> float:
-    """``value`` rounded up to the 4 digits ``_fmt`` writes."""
+    """``value`` (> 0) rounded up to the 4 digits ``_fmt`` writes: the nearest
+    4-digit number, one unit higher where that lies below.
+
+    >>> _up(1.05101), _up(1.052), _up(0.99991)
+    (1.052, 1.052, 1.0)
+    """
     x = float(value)
-    return float(_fmt(x * (1 + 1e-4))) if float(_fmt(x)) < x else float(_fmt(x))
+    r = float(_fmt(x))
+    return r if r >= x else float(_fmt(r + _ulp(r)))
 
 
 def _down(value: Any) -> float:
-    """``value`` rounded down to the 4 digits ``_fmt`` writes."""
+    """``value`` (> 0) rounded down to the 4 digits ``_fmt`` writes.
+
+    >>> _down(1.05185), _down(1.052), _down(1.0001)
+    (1.051, 1.052, 1.0)
+    """
     x = float(value)
-    return float(_fmt(x * (1 - 1e-4))) if float(_fmt(x)) > x else float(_fmt(x))
+    r = float(_fmt(x))
+    return r if r <= x else float(_fmt(r - _ulp(r)))
 
 
 def _entry_fields(fit_: SpeedupFit, spec: Spec, target: Hardware,
