@@ -358,8 +358,9 @@ class Linear:
         loop where it pays: ``pip install roofline-sym[fast]``, large inputs),
         ``"numpy"`` or ``"numba"``.  ``out``: arrays to write outputs into, by
         name (each of the result's shape and dtype, in C order): repeated calls
-        then reuse memory instead of paying for fresh pages.  Dask arrays stay lazy: the result holds dask arrays, computed block by
-        block (on a ``dask.distributed`` cluster, on its workers).
+        then reuse memory instead of paying for fresh pages.  Dask arrays stay
+        lazy: the result holds dask arrays, computed block by block (on a
+        ``dask.distributed`` cluster, on its workers).
 
         >>> m = linear("rowwise", preset="torchao").on("NVIDIA H100")
         >>> m.evaluate(M=[4096, 8192], K=8192, N=8192, outputs=("speedup",))["speedup"].round(3)
