@@ -421,3 +421,29 @@ def test_four_bit_cast_priced_at_its_class_golden():
     t = rs.linear("nvfp4_static", mode="inference").on(hw).evaluate_terms(4096, 4096, 4096)
     assert float(t["lowp.cast.input.cast"][0]) == pytest.approx(
         1e-6 + 4096 ** 2 * 41 / 16 / 5e11, rel=1e-12)
+
+
+def test_a_library_that_quantizes_into_the_gemm_scale_layout_runs_no_relayout_kernel():
+    # vLLM's and FlashInfer's NVFP4 quantize kernels write the swizzled scale layout
+    # the CUTLASS GEMM reads (data/implementations.toml); torchao and Transformer
+    # Engine re-lay the scales out in a kernel of their own
+    from roofline_sym.devices import implementations as impls
+
+    def casts(impl):
+        m = rs.linear("nvfp4", mode="inference", workload="linear", implementation=impl)
+        return {t.name: t.work for t in m.terms if ".cast." in t.name}
+
+    torch_, cutlass, te = casts("torch"), casts("cutlass"), casts("te")
+    assert set(torch_) - set(cutlass) == {"lowp.cast.input.swizzle_cast"}
+    assert set(te) == set(torch_)
+    # the kernel left out reads and writes the e4m3 scales: one byte per 16
+    # elements along K, M * ceil(K/16) bytes, twice
+    assert sympy.simplify(torch_["lowp.cast.input.swizzle_cast"].bytes
+                          - 2 * M * ceiling(K / 16)) == 0
+    assert [impls.quantize_writes_scale_layout(i) for i in impls.IMPLEMENTATIONS] == [
+        i == "cutlass" for i in impls.IMPLEMENTATIONS]
+    with pytest.raises(ValueError, match="implementation"):
+        impls.quantize_writes_scale_layout("cutlas")
+    # per-tensor and per-row recipes write no block scales: nothing changes
+    assert ({t.name for t in rs.linear("rowwise", mode="inference", implementation="cutlass")
+             .terms} == {t.name for t in rs.linear("rowwise", mode="inference").terms})

@@ -32,7 +32,7 @@ from .entry import Hardware
 from .toml_io import tomllib
 
 __all__ = ["IMPLEMENTATIONS", "Profile", "profiles", "profile", "generation", "apply",
-           "profile_values", "check_implementation"]
+           "profile_values", "check_implementation", "quantize_writes_scale_layout"]
 
 IMPLEMENTATIONS = ("torch", "cutlass", "triton", "deepgemm", "fbgemm", "te")
 
@@ -86,6 +86,28 @@ def profiles() -> tuple[Profile, ...]:
                              f"{p.family}: rate {p.rate} outside 0.05..1.5")
         out.append(p)
     return tuple(out)
+
+
+@cache
+def _scale_layout_writers() -> frozenset[str]:
+    table = _data().get("scale_layout_written_by_quantize", {})
+    for name, source in table.items():
+        check_implementation(name, "implementations.toml: scale_layout_written_by_quantize: ")
+        if not isinstance(source, str) or not source.strip():
+            raise ValueError(f"implementations.toml: scale_layout_written_by_quantize: "
+                             f"{name} needs its source")
+    return frozenset(table)
+
+
+def quantize_writes_scale_layout(implementation: str) -> bool:
+    """Whether ``implementation``'s quantize kernels write MX/NVFP4 block scales
+    in the layout its GEMMs read, so no re-layout kernel runs after the cast
+    (``data/implementations.toml``, with the source).
+
+    >>> quantize_writes_scale_layout("cutlass"), quantize_writes_scale_layout("torch")
+    (True, False)
+    """
+    return check_implementation(implementation) in _scale_layout_writers()
 
 
 def generation(gpu: Hardware | str) -> str | None:

@@ -122,6 +122,7 @@ def _terms(r: Recipe, mode: str, fuse: bool, opts: Options, w: Workload,
     if not w.casts:
         return tuple(terms)
     dims = dict(tensor_dims(mode))
+    quantize_writes_layout = implementations.quantize_writes_scale_layout(opts.implementation)
     casts = [(role, role, ks) for role, ks in r.kernels.items()]
     if w.quantize_weight:  # the stored weight (N x K, contracted along K) cast on the fly
         dims["weight"] = (S.N, S.K)
@@ -133,6 +134,8 @@ def _terms(r: Recipe, mode: str, fuse: bool, opts: Options, w: Workload,
         for cast in kernels:
             if role == "weight" and cast.relayout and not w.weight_scale_relayout:
                 continue  # the weight cast wrote its scales in the GEMM's layout
+            if cast.relayout and quantize_writes_layout:
+                continue  # the library's quantize kernel wrote them in the GEMM's layout
             nbytes = copies(role) * cast.bytes(d0, d1, fused)
             if nbytes == 0 and cast.reads and opts.launch_floor == "empty_kernels":
                 continue  # fused away entirely: the seed counts no launch for it
