@@ -55,7 +55,8 @@ __all__ = [
     "SHAPE_MAX", "MAX_ELEMENTS", "MAX_ROWS", "InputTypeError", "Range", "RANGES",
     "FIELD_KINDS", "field_kind", "symbol_kind", "check_range", "hardware_array", "plausible",
     "show", "escape", "label", "has_control", "text", "choice", "unknown_name", "items", "count",
-    "parse_number", "is_masked", "positive_array", "positive_number", "broadcast_shape",
+    "parse_number", "is_masked", "positive_array", "positive_number", "first_fraction",
+    "broadcast_shape",
     "check_size",
     "formula", "expression",
     "path",
@@ -499,12 +500,40 @@ def positive_array(value: Any, name: str, limit: float = math.inf, *,
             raise ValueError(f"{name} must be at most {_bound(limit)}; got "
                              f"{_element(value, flat, i, exact_ints)}")
     if integer:
-        frac = flat != np.floor(flat)
-        if frac.any():
-            i = int(np.argmax(frac))
+        frac = first_fraction(flat)
+        if frac is not None:
             raise ValueError(f"{name} must be whole numbers (a layer's dimension); got "
-                             f"{_element(value, flat, i)}")
+                             f"{_element(value, flat, frac)}")
     return arr
+
+
+def first_fraction(flat: np.ndarray, buf: np.ndarray | None = None,
+                   block: int = 1 << 16) -> int | None:
+    """The index of the first positive, finite element of the 1-D float array
+    ``flat`` that is not a whole number; None if there is none (NaN,
+    infinities and values <= 0 are left to the checks that name them).  A
+    ``block`` at a time into ``buf`` (scratch of ``flat``'s dtype, at least one
+    block; made if None): no array-sized temporaries.
+
+    >>> first_fraction(np.array([1.0, np.nan, -0.5, 2.5])), first_fraction(np.array([2.0]))
+    (3, None)
+    """
+    n = min(block, flat.size)
+    if buf is None or buf.size < n or buf.dtype != flat.dtype:
+        buf = np.empty(n, dtype=flat.dtype)
+    for start in range(0, flat.size, block):
+        part = flat[start:start + block]
+        rest = buf[:part.size]
+        # x - floor(x): 0 for whole numbers, NaN for NaN and infinities (not a
+        # warning); its maximum, unlike a comparison, needs no array of booleans
+        with np.errstate(invalid="ignore"):
+            np.subtract(part, np.floor(part, out=rest), out=rest)
+        if np.maximum.reduce(rest) == 0:
+            continue
+        fraction = (rest != 0) & np.isfinite(part) & (part > 0)
+        if fraction.any():
+            return start + int(np.argmax(fraction))
+    return None
 
 
 def positive_number(value: Any, name: str, limit: float = math.inf) -> float:

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator, Mapping, Pr
 
 import numpy as np
 
-from ..validate import (SHAPE_MAX, InputTypeError, broadcast_shape, hardware_array, is_masked,
-                        positive_array, show, unknown_name)
+from ..validate import (SHAPE_MAX, InputTypeError, broadcast_shape, first_fraction,
+                        hardware_array, is_masked, positive_array, show, unknown_name)
 from . import cache
 from .operations import SHAPES
 from .program import Program
@@ -161,20 +161,10 @@ def _check_whole(x: np.ndarray, name: str, buf: np.ndarray | None = None) -> Non
     if x.dtype.kind != "f":
         return  # integers are whole
     flat = x.reshape(-1)
-    if buf is None or buf.size < min(CHUNK, flat.size):
-        buf = np.empty(min(CHUNK, flat.size), dtype=x.dtype)
-    for start in range(0, flat.size, CHUNK):
-        block = flat[start:start + CHUNK]
-        part = np.floor(block, out=buf[:block.size])
-        # x - floor(x): 0 for whole numbers, NaN for NaN and infinities; its
-        # maximum, unlike a comparison, needs no array of booleans
-        if np.maximum.reduce(np.subtract(block, part, out=part)) == 0:
-            continue
-        fraction = (part != 0) & np.isfinite(block) & (block > 0)
-        if fraction.any():
-            i = int(np.argmax(fraction))
-            raise ValueError(f"{name} must be whole numbers; got {show(block[i].item())} "
-                             f"(element {start + i} of {flat.size})")
+    i = first_fraction(flat, buf, CHUNK)
+    if i is not None:
+        raise ValueError(f"{name} must be whole numbers; got {show(flat[i].item())} "
+                         f"(element {i} of {flat.size})")
 
 
 def _check_bits(x: np.ndarray, original: Any, name: str) -> None:

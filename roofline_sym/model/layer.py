@@ -25,7 +25,7 @@ import sympy
 from .. import renderers
 from .. import symbols as S
 from ..devices import Hardware, hardware, implementations
-from ..validate import InputTypeError, count, items, show
+from ..validate import InputTypeError, count, first_fraction, items, show
 from ..evaluation.compiled import BoundTerms, CompiledTerms
 from ..evaluation.lazy import evaluate_lazy, is_lazy
 from .formats import element, scaling
@@ -448,27 +448,15 @@ def _whole(value: Any, name: str) -> Any:
             return value
     if arr.dtype.kind != "f":
         return value  # integers are whole; anything else is not a number
-    # a block at a time into one small buffer: no array-sized temporaries, the
-    # block still in cache when it is compared
+    # NaN, infinities and values <= 0 are left to the evaluation's own message
     flat = arr.reshape(-1)
-    buf = np.empty(min(_WHOLE_BLOCK, flat.size))
-    for start in range(0, flat.size, _WHOLE_BLOCK):
-        block = flat[start:start + _WHOLE_BLOCK]
-        floor = np.floor(block, out=buf[:block.size])
-        if np.array_equal(floor, block):
-            continue
-        # NaN, infinities and values <= 0: the evaluation's own message
-        fraction = (floor != block) & np.isfinite(block) & (block > 0)
-        if fraction.any():
-            got = block[int(np.argmax(fraction))]
-            raise ValueError(f"{name} must be a whole number (a layer's dimension), got "
-                             f"{show(got.item())}; evaluate(..., integer_shapes=False) "
-                             "evaluates the model at real shapes (a continuous curve, a "
-                             "break-even root)")
+    i = first_fraction(flat)
+    if i is not None:
+        raise ValueError(f"{name} must be a whole number (a layer's dimension), got "
+                         f"{show(flat[i].item())}; evaluate(..., integer_shapes=False) "
+                         "evaluates the model at real shapes (a continuous curve, a "
+                         "break-even root)")
     return value
-
-
-_WHOLE_BLOCK = 1 << 14
 
 
 def _recipe(name: Any, mode: str, opts: Options) -> Recipe:
