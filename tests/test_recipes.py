@@ -447,3 +447,20 @@ def test_a_library_that_quantizes_into_the_gemm_scale_layout_runs_no_relayout_ke
     # per-tensor and per-row recipes write no block scales: nothing changes
     assert ({t.name for t in rs.linear("rowwise", mode="inference", implementation="cutlass")
              .terms} == {t.name for t in rs.linear("rowwise", mode="inference").terms})
+
+
+@pytest.mark.parametrize("table, message", [
+    ({"cutlas": "a source"}, "cutlas"),         # an unknown library, with close matches
+    ({"cutlass": "  "}, "needs its source"),     # a claim without its source
+])
+def test_scale_layout_table_refuses_unknown_libraries_and_unsourced_claims(monkeypatch, table,
+                                                                          message):
+    from roofline_sym.devices import implementations as impls
+
+    monkeypatch.setattr(impls, "_data", lambda: {"scale_layout_written_by_quantize": table})
+    impls._scale_layout_writers.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=message):
+            impls.quantize_writes_scale_layout("cutlass")
+    finally:
+        impls._scale_layout_writers.cache_clear()
