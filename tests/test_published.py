@@ -214,11 +214,13 @@ def test_prediction_intervals():
             fidelity.predict_speedups(rows, interval=bad)
 
 
-def test_unknown_implementation_names_the_row(tmp_path):
-    path = tmp_path / "impl.csv"
-    path.write_text("source_id,gpu,recipe,mode,workload,M,K,N,measured_speedup,implementation,"
-                    "notes\nx,h100,rowwise,inference,gemm,4096,4096,4096,,cutless,\n")
-    with pytest.raises(ValueError, match=r"line 2, column implementation: .*cutlass"):
+@pytest.mark.parametrize("column, typo, meant", [("implementation", "cutless", "cutlass"),
+                                                  ("timer", "cudagraph", "graph")])
+def test_an_unknown_library_or_timer_names_the_row(tmp_path, column, typo, meant):
+    path = tmp_path / "row.csv"
+    path.write_text(f"source_id,gpu,recipe,mode,workload,M,K,N,measured_speedup,{column},"
+                    f"notes\nx,h100,rowwise,inference,gemm,4096,4096,4096,,{typo},\n")
+    with pytest.raises(ValueError, match=rf"line 2, column {column}: .*{meant}"):
         fidelity.predict_speedups(path)
 
 

@@ -3,7 +3,8 @@
 ``entry`` (``Hardware``, validated field by field), ``datasets``
 (``Dataset``: lookup by name, alias or device name), ``toml_io`` (the
 hardware file's reader and writer), ``catalog`` (the shipped datasets,
-``hardware()``) and ``sources`` (citations).
+``hardware()``), ``sources`` (citations), ``implementations`` (the GEMM
+libraries' profiles) and ``timers`` (how a measurement was timed).
 
 >>> from roofline_sym.devices import hardware
 >>> hardware("h100").name

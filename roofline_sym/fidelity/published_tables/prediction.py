@@ -21,7 +21,7 @@ def predict_speedups(path_or_table: Any, preset: str = "default", *,
 
     ``path_or_table``: a CSV file in the schema of the published measurements
     (``source_id, gpu, recipe, mode, workload, M, K, N, measured_speedup,
-    implementation, notes``; ``measured_speedup`` may be blank or absent and
+    implementation, timer, notes``; ``measured_speedup`` may be blank or absent and
     is never read), or rows in memory (see ``speedup_table.read``).  GPU and
     recipe names as the sources write them (``mxfp8_cublas`` in inference is
     ``mxfp8``).  An unknown GPU, recipe, workload or implementation is an

@@ -4,12 +4,15 @@ One row per measurement, the schema of the published measurements shipped
 in ``roofline_sym/data/measurements/published/speedups.csv``::
 
     source_id, gpu, recipe, mode, workload, M, K, N, measured_speedup,
-    implementation, notes
+    implementation, timer, notes
 
 ``measured_speedup`` = bf16 time / low-precision time; it may be blank (or
 the column absent) in a table that is only to be predicted.  The optional
 ``implementation`` names the library that ran the low-precision GEMMs
-(``devices.implementations.IMPLEMENTATIONS``; blank or absent: ``torch``).  Grouped-GEMM
+(``devices.implementations.IMPLEMENTATIONS``; blank or absent: ``torch``), the
+optional ``timer`` how the source timed it (``devices.timers``: ``graph`` for a
+CUDA-graph replay, ``events``, ``profiler``; blank or absent: not stated), a
+record the model does not price.  Grouped-GEMM
 rows give their group count in an optional ``groups`` column, or in
 ``notes`` as ``G=<n>`` or a source tuple ``(M,N,K,G)=(..., <n>)``.  ``read`` validates every cell (errors name the
 file, line and column) and ``published()`` loads the shipped table.
@@ -35,6 +38,7 @@ import numpy as np
 
 from ...datafile import Delimited, read_text, where
 from ...devices.implementations import check_implementation
+from ...devices.timers import check_timer
 from ...numeric.columnar import Columns
 from ...validate import SHAPE_MAX, label, parse_number
 
@@ -42,7 +46,7 @@ __all__ = ["COLUMNS", "COLUMN_ARRAYS", "REQUIRED", "SpeedupTable", "read", "publ
            "kernels_path"]
 
 COLUMNS = ("source_id", "gpu", "recipe", "mode", "workload", "M", "K", "N",
-           "measured_speedup", "implementation", "notes")
+           "measured_speedup", "implementation", "timer", "notes")
 REQUIRED = ("gpu", "recipe", "mode", "workload")
 _SHAPES = ("M", "K", "N")
 # a speedup outside this band is a typo (the fastest published fp4 GEMM is ~4x)
@@ -72,6 +76,7 @@ class SpeedupTable(Columns):
     groups: np.ndarray
     notes: np.ndarray
     implementation: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))
+    timer: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))
     source: str = "<memory>"
     lines: tuple[int, ...] = field(default=())
 
@@ -90,7 +95,7 @@ class SpeedupTable(Columns):
 
 
 COLUMN_ARRAYS = ("source_id", "gpu", "recipe", "mode", "workload", "M", "K", "N", "measured",
-           "groups", "notes", "implementation")
+           "groups", "notes", "implementation", "timer")
 
 
 def published_path() -> Path:
@@ -194,6 +199,8 @@ def _from_rows(rows: list[Any], source: str, lines: list[int] | None = None,
                                                integer=True, limit=1e6)))
         cols["implementation"].append(check_implementation(
             row.get("implementation", ""), where(source, line, "implementation") + ": "))
+        cols["timer"].append(check_timer(row.get("timer", ""),
+                                         where(source, line, "timer") + ": "))
     arrays = {name: np.array(v, dtype=object) for name, v in cols.items()}
     for name in _SHAPES + ("measured",):
         arrays[name] = np.array(cols[name], dtype=np.float64)
