@@ -192,6 +192,22 @@ def choice(value: Any, valid: Sequence[str], what: str) -> str:
     return value
 
 
+def cell_choice(value: Any, valid: Sequence[str], what: str, where: str = "",
+                blank: str = "") -> str:
+    """A table cell naming one of ``valid``, spaces stripped; a blank cell
+    (or None) is ``blank``.  Errors come after ``where`` (the place in a file):
+    close matches for an unknown name, a TypeError for a non-string.
+
+    >>> cell_choice(" b ", ("a", "b"), "letter"), cell_choice("", ("a", "b"), "letter", blank="a")
+    ('b', 'a')
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return blank
+    if isinstance(value, str) and value.strip() not in valid:
+        raise unknown_name(what, value.strip(), valid, where=where)
+    return choice(value.strip() if isinstance(value, str) else value, valid, where + what)
+
+
 def items(value: Any, what: str, kinds: type | tuple[type, ...],
           limit: int = 10_000) -> list[Any]:
     """One item of ``kinds``, or an iterable of them (at most ``limit``), as a list;

@@ -26,7 +26,7 @@ from importlib import resources
 from typing import Any, Mapping
 
 from .. import symbols as S
-from ..validate import choice, unknown_name
+from ..validate import cell_choice, choice
 from .catalog import hardware
 from .entry import Hardware
 from .toml_io import tomllib
@@ -55,12 +55,7 @@ class Profile:
 def check_implementation(name: Any, where: str = "") -> str:
     """``name`` if it is a known implementation (blank: ``torch``), else an
     error with close matches, after ``where`` (the place in a file)."""
-    if name is None or (isinstance(name, str) and not name.strip()):
-        return "torch"
-    if isinstance(name, str) and name.strip() not in IMPLEMENTATIONS:
-        raise unknown_name("implementation", name.strip(), IMPLEMENTATIONS, where=where)
-    return choice(name.strip() if isinstance(name, str) else name, IMPLEMENTATIONS,
-                  where + "implementation")
+    return cell_choice(name, IMPLEMENTATIONS, "implementation", where, blank="torch")
 
 
 @cache

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..validate import choice, unknown_name
+from ..validate import cell_choice
 
 __all__ = ["TIMERS", "check_timer"]
 
@@ -33,8 +33,4 @@ def check_timer(name: Any, where: str = "") -> str:
     """A speedup table's ``timer`` cell: one of ``TIMERS`` or ``""`` (blank,
     not stated); anything else is an error with close matches, after
     ``where`` (the place in a file)."""
-    if name is None or (isinstance(name, str) and not name.strip()):
-        return ""
-    if isinstance(name, str) and name.strip() not in TIMERS:
-        raise unknown_name("timer", name.strip(), TIMERS, where=where)
-    return choice(name.strip() if isinstance(name, str) else name, TIMERS, where + "timer")
+    return cell_choice(name, TIMERS, "timer", where)
