@@ -175,6 +175,30 @@ def test_a_foreign_entry_is_not_run_but_replaced(kernels, tmp_path):
         (entry / "__pycache__" / "kernel.kernel-4.py311.nbi").read_bytes() != b"not numba's"
 
 
+@pytest.mark.parametrize("plant", ["link", "shared"])
+def test_an_entry_holding_the_source_is_trusted_only_as_a_private_file(kernels, tmp_path,
+                                                                       plant):
+    # the right text, but through a link (its target can change under us) or in
+    # a file others may write: the entry is written afresh (cache.read_private)
+    toy = _toy()
+    source = toy.source("ratio", kernel="fused")
+    entry = kernels / cache.entry_name(source)
+    entry.mkdir(parents=True, mode=0o700)
+    os.chmod(kernels.parent, 0o700)
+    os.chmod(kernels, 0o700)
+    if plant == "link":
+        target = tmp_path / "elsewhere.py"
+        target.write_text(source)
+        (entry / "kernel.py").symlink_to(target)
+    else:
+        (entry / "kernel.py").write_text(source)
+        os.chmod(entry / "kernel.py", 0o666)
+    cache.compile_kernel(source)
+    written = entry / "kernel.py"
+    assert not written.is_symlink() and written.read_text() == source
+    assert stat.S_IMODE(os.stat(written).st_mode) == 0o600
+
+
 def test_a_cache_folder_others_can_write_is_not_used(kernels):
     kernels.mkdir(parents=True, mode=0o700)
     os.chmod(kernels.parent, 0o700)

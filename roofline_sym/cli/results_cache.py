@@ -23,7 +23,6 @@ import hashlib
 import os
 import platform
 import re
-import stat
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -33,7 +32,7 @@ import mpmath  # type: ignore[import-untyped]  # SymPy's own dependency, no stub
 import numpy
 import sympy
 
-from ..evaluation.cache import cache_folder, private, replace_file
+from ..evaluation.cache import cache_folder, read_private, replace_file
 
 __all__ = ["cached_text", "fingerprint", "package_digest", "FOLDER"]
 
@@ -97,17 +96,9 @@ def _read(path: Path, key: str) -> str | None:
     """The text after ``key``'s line in ``path``, or None where the file is not
     a plain file (a link is not followed), not the user's and private, or does
     not begin with ``key``."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
+    data = read_private(path)
+    if data is None:
         return None
-    st = os.fstat(fd)  # of what was opened: nothing swapped in between
-    if not (stat.S_ISREG(st.st_mode) and private(st)):
-        os.close(fd)
-        return None
-    with os.fdopen(fd, "rb") as f:
-        data = f.read()
     header, _, body = data.partition(b"\n")
     if header != key.encode():
         return None

@@ -9,7 +9,9 @@ only (0700) and refused, for a compilation in memory, if they are anyone
 else's, readable or writable by others, or links.  An entry is a folder named
 by a hash of the source (and of numba's and Python's versions) holding the
 source as ``kernel.py`` (numba keeps its machine code next to it); it is used
-only if that file is exactly the source the library makes now.  Anything else
+only if that file is a plain file (not a link), the user's and private, holding
+exactly the source the library makes now (``read_private``, as the command
+line's results cache reads its entries).  Anything else
 found there is deleted unread and the kernel compiled afresh.
 
 numba is imported here, and only when a kernel is compiled.
@@ -30,7 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["available", "loaded", "compile_kernel", "kernel_dir", "cache_folder", "private",
+__all__ = ["available", "loaded", "compile_kernel", "kernel_dir", "cache_folder", "private", "read_private",
            "replace_file", "entry_name", "forget", "MissingNumbaError"]
 
 # bumped when the layout of an entry changes
@@ -136,6 +138,26 @@ def private(st: os.stat_result) -> bool:
     return st.st_uid == owner and not st.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
 
 
+def read_private(path: Path) -> bytes | None:
+    """``path``'s bytes, or None where it is not a plain file (a link is not
+    followed), not the user's and private, or cannot be read.  The checks are
+    made on what was opened: nothing can be swapped in between."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    st = os.fstat(fd)  # a folder opens too, but is no file to read
+    if not (stat.S_ISREG(st.st_mode) and private(st)):
+        os.close(fd)
+        return None
+    with os.fdopen(fd, "rb") as f:
+        try:
+            return f.read()
+        except OSError:
+            return None
+
+
 def replace_file(path: Path, data: bytes) -> None:
     """``path`` replaced in one step by a new file (0600, as ``mkstemp`` makes it)
     holding ``data``: a reader sees the old file or the whole new one.  Raises
@@ -189,12 +211,9 @@ def _entry(folder: Path, source: str) -> Path | None:
 
     path = folder / "kernel.py"
     try:
-        if folder.is_dir() and not folder.is_symlink() and _private(folder):
-            try:
-                if path.is_file() and not path.is_symlink() and path.read_bytes() == source.encode():
-                    return path
-            except OSError:
-                pass
+        if (folder.is_dir() and not folder.is_symlink() and _private(folder)
+                and read_private(path) == source.encode()):
+            return path
         if folder.is_symlink() or folder.is_file():
             folder.unlink()
         elif folder.exists():
