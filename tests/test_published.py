@@ -11,7 +11,7 @@ import roofline_sym as rs
 from roofline_sym.fidelity.published_tables import gpu_fits as calibrations
 from roofline_sym.fidelity.published_tables import speedup_table as speedup_tables
 from roofline_sym.fidelity.published_tables import intervals
-from roofline_sym.fidelity.published_tables.joint_fit import errors, fit_speedups
+from roofline_sym.fidelity.published_tables.joint_fit import errors, fit_speedups, source_weights
 from roofline_sym.fidelity.published_tables.scorecard import SPLITS, heldout, report
 from roofline_sym.fidelity.published_tables.stored_residuals import heldout_path, stored_heldout
 from roofline_sym.fidelity.published_tables.rows import UnsupportedRowError, predictable
@@ -252,6 +252,31 @@ def test_fit_recovers_the_numbers_that_made_the_speedups():
     assert fit.rms_log_error < 1e-4
     assert "12 measured speedups and 0 GEMM kernel rows (synthetic)" in fit.hardware.sources[
         "kernel_fixed_s"]
+
+
+def test_every_source_weighs_the_same_in_a_fit():
+    # source "many" measured the fp8 GEMM at eta_fp8 = 0.60 on ten shapes, "few" at
+    # 0.62 on two. At compute-bound cubes log(speedup) = log(eta_fp8) + const; the
+    # log errors (about 0.016) are in the loss's quadratic zone, where each
+    # source's squared weights summing to the same balance the fit where both are
+    # equally far off in log: eta = sqrt(0.60 * 0.62) = 0.6099, whatever the row
+    # counts. Weighting rows alike would give 0.60^(10/12) * 0.62^(2/12) = 0.6033.
+    h100 = rs.hardware("h100")
+    cubes = [8192, 12288, 16384, 24576, 32768]
+
+    def rows(source, eta, shapes):
+        model = rs.linear("tensorwise", mode="inference", workload="gemm").on(
+            h100.with_values({"eta_fp8": eta}, source="assumed; test"))
+        return [{"source_id": source, "gpu": "h100", "recipe": "tensorwise",
+                 "mode": "inference", "workload": "gemm", "M": x, "K": x, "N": x,
+                 "measured_speedup": float(model.evaluate(x, x, x)["speedup"])}
+                for x in shapes]
+
+    table = rows("many", 0.60, cubes * 2) + rows("few", 0.62, cubes[:2])
+    fit = fit_speedups(table, h100, ["eta_fp8"])
+    assert fit.values["eta_fp8"] == pytest.approx(math.sqrt(0.60 * 0.62), rel=1e-3)
+    w = source_weights([r["source_id"] for r in table])
+    assert np.sum(w[:10] ** 2) == pytest.approx(np.sum(w[10:] ** 2)) == pytest.approx(6)
 
 
 def test_fit_refuses_what_it_cannot_fit():

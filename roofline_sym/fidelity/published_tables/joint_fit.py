@@ -40,7 +40,7 @@ from .speedup_table import SpeedupTable, read
 from .rows import predictable, unbound_row_model
 
 __all__ = ["SpeedupFit", "FittedNumber", "fit_speedups", "gemm_times", "predict_rows",
-           "errors", "BOUNDS", "implementation_values"]
+           "errors", "BOUNDS", "implementation_values", "source_weights"]
 
 # physical range of each kind of free number (the hardware entry's own ranges);
 # "rate.<impl>.<family>" / "fixed.<impl>.<family>": an implementation profile's
@@ -56,6 +56,29 @@ LOSS, F_SCALE = "soft_l1", 0.1
 # a free number whose column of the Jacobian is below this (in log units per log
 # unit) is pinned by no row: it keeps its prior and is not fitted
 PIN_THRESHOLD = 1e-3
+
+
+def source_weights(source_id: Any) -> np.ndarray:
+    """Per row, the weight of its residual: each source's squared weights sum
+    to the same (a row's is ``rows / (sources x its source's rows)``, their
+    mean 1), so a 100-row table counts as one witness, not as a hundred.
+
+    A source is one setup (a library version, a timer, a GPU's power limit),
+    and its rows share its errors; the calibration must serve the setups it
+    has not seen, which is what leave-one-source-out scores.  The balance is
+    exact where the loss is quadratic (weighted log errors within
+    ``F_SCALE``); in its linear tail a source's pull grows as the square root
+    of its rows.
+
+    >>> source_weights(["a", "a", "a", "b"]) ** 2
+    array([0.66666667, 0.66666667, 0.66666667, 2.        ])
+    """
+    ids = np.asarray(source_id, dtype=object).astype(str)
+    if ids.size == 0:
+        return np.ones(0)
+    names, index, counts = np.unique(ids, return_inverse=True, return_counts=True)
+    out: np.ndarray = np.sqrt(ids.size / (len(names) * counts[index]))
+    return out
 
 
 def _bounds(name: str) -> tuple[float, float]:
@@ -247,7 +270,8 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
     ``rate.<impl>.<family>`` / ``fixed.<impl>.<family>``) of ``base`` so that
     the ``preset``'s model predicts the measured speedups of ``table`` and
     the times of the GEMM ``kernels`` rows, in one objective (log errors; a
-    kernel row weighs ``KERNEL_WEIGHT``).
+    kernel row weighs ``KERNEL_WEIGHT``; within the speedups and within the
+    kernels, every source weighs the same in total, ``source_weights``).
 
     A free number no row moves (``PIN_THRESHOLD``) keeps its prior and is
     reported as not fitted; a fixed time that is not fitted follows its
@@ -281,17 +305,20 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
     n_k = 0 if kernels is None else len(kernels)
     measured = np.log(table.measured)
     measured_k = np.log(kernels.seconds) if kernels is not None and n_k else np.empty(0)
+    weights = source_weights(table.source_id)
+    weights_k = KERNEL_WEIGHT * source_weights(kernels.source_id if n_k and kernels is not None
+                                               else ())
 
     independent: set[str] = {str(x) for x in values} - _inherited(base_hw, free, free)
 
     def full(trials: Sequence[dict[str, float]]) -> np.ndarray:
         """``(len(trials), rows + limits)``: weighted log errors, then the limit penalties."""
         trials = [_chained(t, independent) for t in trials]
-        r = np.log(_evaluate_batch(groups, len(table), trials, base_hw, shipped_profiles)) \
-            - measured
+        r = weights * (np.log(_evaluate_batch(groups, len(table), trials, base_hw,
+                                              shipped_profiles)) - measured)
         if n_k and kernels is not None:
-            rk = KERNEL_WEIGHT * (np.log(_gemm_times_batch(kernels, trials, base_hw,
-                                                           shipped_profiles)) - measured_k)
+            rk = weights_k * (np.log(_gemm_times_batch(kernels, trials, base_hw,
+                                                       shipped_profiles)) - measured_k)
             r = np.concatenate([r, rk], axis=1)
         limits = np.array([_limit_penalties(t, base_hw, free) for t in trials])
         priors = np.array([_fixed_time_priors(t, free) for t in trials])
