@@ -278,14 +278,14 @@ def test_exact_root_where_the_aligned_solve_was_off():
 
 
 def test_a_step_across_zero_is_reported_not_taken_for_a_root():
-    # GB200, mxfp4_cutlass, K = 1024, N = 8192: at M = 30464 (a multiple of 32)
+    # B200, mxfp4_cutlass, K = 1024, N = 4096: at M = 119936 (a multiple of 32)
     # ceil(M / 32) steps up and low precision goes from faster to slower (a
     # witness of the shipped calibration: if it moves, search GPUs, K, N again)
-    model = rs.linear("mxfp4_cutlass").on("gb200")
-    K_, N_ = 1024, 8192
+    model = rs.linear("mxfp4_cutlass").on("b200")
+    K_, N_ = 1024, 4096
     be = rs.breakeven(model, solve_for="M", K=K_, N=N_)
-    step = 30464.0
-    assert be.steps == [30464]
+    step = 119936.0
+    assert be.steps == [119936]
     assert len(be.roots) == 2 and all(
         abs(float(model.evaluate(float(r), K_, N_, integer_shapes=False)["speedup"][()]) - 1)
         < 1e-12 for r in be.roots)
@@ -293,8 +293,8 @@ def test_a_step_across_zero_is_reported_not_taken_for_a_root():
     assert sp[0] > 1 > sp[1]
     assert be.is_faster([step, step + 1e-6]).tolist() == [True, False]  # closed at the step
     lo, hi = be.root_values
-    assert sympy.Interval(be.roots[0], 30464, True, False).is_subset(be.faster)
-    assert "step at M = 30464" in str(be)
+    assert sympy.Interval(be.roots[0], 119936, True, False).is_subset(be.faster)
+    assert "step at M = 119936" in str(be)
     assert be.summary()["steps"] == [step]
     assert be.crossing_values.tolist() == sorted([lo, step, hi])
 

@@ -290,16 +290,16 @@ def test_breakeven_page_without_the_zero_byte_launches():
 
 
 def test_breakeven_page_step_example_is_what_the_solver_finds():
-    # "(lo, step]" for GB200 mxfp4_cutlass at K, N: the faster interval that ends
+    # "(lo, step]" for B200 mxfp4_cutlass at K, N: the faster interval that ends
     # at a block-scale step, as the page prints it (one decimal, the step exact)
     import re
 
     import roofline_sym as rs
 
     text = page_text("breakeven.md")
-    lo, step, k, n = re.search(r"`\((\d+\.\d), (\d+)\]`\s+for GB200 `mxfp4_cutlass` at "
+    lo, step, k, n = re.search(r"`\((\d+\.\d), (\d+)\]`\s+for B200 `mxfp4_cutlass` at "
                                r"K = (\d+), N = (\d+)", text).groups()
-    be = rs.breakeven(rs.linear("mxfp4_cutlass").on("gb200"), solve_for="M", K=int(k), N=int(n))
+    be = rs.breakeven(rs.linear("mxfp4_cutlass").on("b200"), solve_for="M", K=int(k), N=int(n))
     assert [str(s) for s in be.steps] == [step]
     first = be.faster.args[0]
     assert first.left_open and not first.right_open and str(first.end) == step

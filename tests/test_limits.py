@@ -101,3 +101,52 @@ def test_implementation_option_is_checked():
     b = rs.linear("rowwise", mode="inference", workload="gemm",
                   implementation="deepgemm").on("b200").evaluate(4096, 4096, 4096)["speedup"]
     assert a == b
+
+
+def test_an_implementations_quantize_kernels_have_their_own_fixed_time():
+    # vLLM's CUTLASS rowwise path on Hopper quantizes with its own CUDA kernels:
+    # its profile's cast_fixed_s replaces the GPU's cast class (torch.compile's
+    # kernels) for the quantize kernels of a rowwise recipe, and nothing else
+    h100 = rs.hardware("h100")
+    p = impls.profile("cutlass", h100, "rowwise")
+    assert p is not None and p.cast_fixed_s is not None
+    assert p.cast_fixed_s != float(h100.kernel_fixed_s["cast"])
+    seen = impls.apply(h100, "cutlass", "rowwise")
+    for kind in S.KERNEL_KINDS:
+        want = p.cast_fixed_s if kind in impls.QUANTIZE_KINDS else h100.kernel_fixed_s[kind]
+        assert float(seen.kernel_fixed_s[kind]) == pytest.approx(float(want)), kind
+    # no family (a bf16 or emulated recipe), or a family without the number: the GPU's
+    assert float(impls.apply(h100, "cutlass").kernel_fixed_s["cast"]) == \
+        float(h100.kernel_fixed_s["cast"])
+    assert impls.profile("cutlass", h100, "tensorwise").cast_fixed_s is None
+    assert float(impls.apply(h100, "cutlass", "tensorwise").kernel_fixed_s["cast"]) == \
+        float(h100.kernel_fixed_s["cast"])
+
+
+def test_the_quantize_fixed_time_prices_the_cast_of_a_decode_layer():
+    # rowwise inference at M = 1, K = 5376: one cast kernel reads the bf16
+    # activation (2 K bytes) and writes fp8 data (K) and one fp32 scale (4):
+    # t = t0 + (3 K + 4) / (BW eta_cast), t0 the profile's, not the GPU's
+    K_ = 5376
+    h100 = rs.hardware("h100")
+    t0 = impls.profile("cutlass", h100, "rowwise").cast_fixed_s
+    bw = float(h100.mem_bw) * float(h100.kernel_efficiency["cast"])
+    model = rs.linear("rowwise", mode="inference", implementation="cutlass").on(h100)
+    casts = {k: v for k, v in model.breakdown.items() if ".cast." in k}
+    assert list(casts) == ["lowp.cast.input.cast"]
+    got = float(casts["lowp.cast.input.cast"].subs({S.M: 1, S.K: K_, S.N: 12288}))
+    assert got == pytest.approx(t0 + (3 * K_ + 4) / bw, rel=1e-9)
+
+
+def test_a_quantize_fixed_time_outside_its_range_is_refused(monkeypatch):
+    bad = dict(impls._data())
+    bad["profile"] = [{"implementation": "cutlass", "generation": "hopper",
+                       "family": "rowwise", "cast_fixed_s": 1.0}]
+    monkeypatch.setattr(impls, "_data", lambda: bad)
+    impls.profiles.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="cutlass/hopper/rowwise: cast_fixed_s 1.0 s"):
+            impls.profiles()
+    finally:
+        monkeypatch.undo()
+        impls.profiles.cache_clear()

@@ -5,10 +5,13 @@ One shape on one GPU runs at different speeds under torch._scaled_mm
 torchao's), DeepGEMM, FBGEMM's CUTLASS kernels or Transformer Engine.  A
 *profile* says how one implementation differs from ``torch`` (the default,
 what torchao runs, and what a blank means) on one GPU generation for one
-scaling family: a factor on the GEMM rate and, where data pin it, its own
-fixed time in seconds.  Profiles live in ``data/implementations.toml``, each
-with its source or the assumption it makes; a pair without a profile runs as
-``torch`` does.  ``apply`` gives the hardware entry an implementation sees.
+scaling family: a factor on the GEMM rate and, where data pin them, its own
+fixed times in seconds: its GEMMs' and its quantize kernels' (the casts,
+amax reductions and transposed casts it runs for that family: vLLM's CUDA
+quantize ops are not torch.compile's Triton kernels).  Profiles live in
+``data/implementations.toml``, each with its source or the assumption it
+makes; a pair without a profile runs as ``torch`` does.  ``apply`` gives the
+hardware entry an implementation sees.
 
 >>> IMPLEMENTATIONS
 ('torch', 'cutlass', 'triton', 'deepgemm', 'fbgemm', 'te')
@@ -31,18 +34,23 @@ from .catalog import hardware
 from .entry import Hardware
 from .toml_io import tomllib
 
-__all__ = ["IMPLEMENTATIONS", "Profile", "profiles", "profile", "generation", "apply",
-           "profile_values", "check_implementation", "quantize_writes_scale_layout"]
+__all__ = ["IMPLEMENTATIONS", "QUANTIZE_KINDS", "Profile", "profiles", "profile", "generation",
+           "apply", "profile_values", "check_implementation", "quantize_writes_scale_layout"]
 
 IMPLEMENTATIONS = ("torch", "cutlass", "triton", "deepgemm", "fbgemm", "te")
+# the kernel classes of a recipe's quantize path (symbols.KERNEL_KINDS): what an
+# implementation's own quantize kernels run; a layer's bf16 neighbours (norm,
+# elementwise) and torchao's rescale are not the GEMM library's
+QUANTIZE_KINDS = ("cast", "cast4", "transpose", "reduce")
 
 
 @dataclass(frozen=True)
 class Profile:
     """How ``implementation`` runs ``family``-scaled GEMMs on ``generation``:
-    ``rate``: a factor on the rate torch reaches; ``fixed_s``: its own fixed
-    time (None: the GPU's); ``source``: the rows it was fitted to, or the
-    assumption."""
+    ``rate``: a factor on the rate torch reaches; ``fixed_s``: its GEMMs' own
+    fixed time (None: the GPU's); ``cast_fixed_s``: its quantize kernels'
+    (``QUANTIZE_KINDS``; None: the GPU's cast class); ``source``: the rows it
+    was fitted to, or the assumption."""
 
     implementation: str
     generation: str
@@ -50,6 +58,7 @@ class Profile:
     rate: float = 1.0
     fixed_s: float | None = None
     source: str = ""
+    cast_fixed_s: float | None = None
 
 
 def check_implementation(name: Any, where: str = "") -> str:
@@ -75,10 +84,15 @@ def profiles() -> tuple[Profile, ...]:
                     choice(raw["family"], S.SCALING_FAMILIES, "scaling family"),
                     float(raw.get("rate", 1.0)),
                     None if raw.get("fixed_s") is None else float(raw["fixed_s"]),
-                    str(raw.get("source", "")))
+                    str(raw.get("source", "")),
+                    None if raw.get("cast_fixed_s") is None else float(raw["cast_fixed_s"]))
+        where = f"implementations.toml: {p.implementation}/{p.generation}/{p.family}"
         if not 0.05 <= p.rate <= 1.5:
-            raise ValueError(f"implementations.toml: {p.implementation}/{p.generation}/"
-                             f"{p.family}: rate {p.rate} outside 0.05..1.5")
+            raise ValueError(f"{where}: rate {p.rate} outside 0.05..1.5")
+        for name in ("fixed_s", "cast_fixed_s"):
+            t = getattr(p, name)
+            if t is not None and not 1e-7 <= t <= 1e-4:
+                raise ValueError(f"{where}: {name} {t} s outside 1e-7..1e-4")
         out.append(p)
     return tuple(out)
 
@@ -126,15 +140,17 @@ def profile(implementation: str, gpu: Hardware | str, family: str) -> Profile | 
 
 
 def profile_values(values: Mapping[str, float], implementation: str, gpu: Hardware,
-                   trial: Mapping[str, float] | None = None, shipped: bool = True
-                   ) -> dict[str, float]:
+                   trial: Mapping[str, float] | None = None, shipped: bool = True,
+                   family: str | None = None) -> dict[str, float]:
     """The hardware numbers (by symbol name, of ``values``) that
     ``implementation`` changes on ``gpu``: each scaling family's factor times
     its profile's rate (kept within a rate factor's range), the family's GEMM
-    classes at the profile's fixed time.  ``trial``: profile numbers by name
-    (``rate.<impl>.<family>``, ``fixed.<impl>.<family>``: a fit's) that
-    replace the shipped profiles; ``shipped=False``: no shipped profile
-    applies (a fit from priors).
+    classes at the profile's fixed time and, for a recipe of scaling
+    ``family``, the quantize kernel classes (``QUANTIZE_KINDS``) at that
+    family's quantize fixed time.  ``trial``: profile numbers by name
+    (``rate.<impl>.<family>``, ``fixed.<impl>.<family>``,
+    ``cast.<impl>.<family>``: a fit's) that replace the shipped profiles;
+    ``shipped=False``: no shipped profile applies (a fit from priors).
 
     >>> import roofline_sym as rs
     >>> h100 = rs.hardware("h100")
@@ -142,32 +158,43 @@ def profile_values(values: Mapping[str, float], implementation: str, gpu: Hardwa
     >>> changed = profile_values(v, "cutlass", h100, {"rate.cutlass.rowwise": 0.5}, shipped=False)
     >>> list(changed), changed["kappa_rowwise"] == 0.5 * v["kappa_rowwise"]
     (['kappa_rowwise'], True)
+    >>> quantize = profile_values(v, "cutlass", h100, {"cast.cutlass.rowwise": 5e-6},
+    ...                           shipped=False, family="rowwise")
+    >>> sorted(quantize)
+    ['t0_cast', 't0_cast4', 't0_reduce', 't0_transpose']
     """
     trial = trial or {}
     out: dict[str, float] = {}
     if implementation == "torch":
         return out
-    for family in S.SCALING_FAMILIES:
-        known = profile(implementation, gpu, family) if shipped else None
-        rate = trial.get(f"rate.{implementation}.{family}", known.rate if known else 1.0)
-        t0 = trial.get(f"fixed.{implementation}.{family}", known.fixed_s if known else None)
+    for fam in S.SCALING_FAMILIES:  # every family's GEMMs (a recipe may mix them)
+        known = profile(implementation, gpu, fam) if shipped else None
+        rate = trial.get(f"rate.{implementation}.{fam}", known.rate if known else 1.0)
+        t0 = trial.get(f"fixed.{implementation}.{fam}", known.fixed_s if known else None)
         if rate != 1.0:
-            out[f"kappa_{family}"] = min(max(values[f"kappa_{family}"] * rate, 0.05), 1.5)
+            out[f"kappa_{fam}"] = min(max(values[f"kappa_{fam}"] * rate, 0.05), 1.5)
         if t0 is not None:
             for cls in S.GEMM_CLASSES:
-                if f"_{family}" in cls and f"t0_{cls}" in values:
+                if f"_{fam}" in cls and f"t0_{cls}" in values:
                     out[f"t0_{cls}"] = t0
+    if family is not None:
+        known = profile(implementation, gpu, family) if shipped else None
+        cast = trial.get(f"cast.{implementation}.{family}",
+                         known.cast_fixed_s if known else None)
+        if cast is not None:
+            out.update({f"t0_{k}": cast for k in QUANTIZE_KINDS if f"t0_{k}" in values})
     return out
 
 
-def apply(hw: Hardware, implementation: str) -> Hardware:
+def apply(hw: Hardware, implementation: str, family: str | None = None) -> Hardware:
     """``hw`` as ``implementation`` sees it (``profile_values`` of the
-    shipped profiles); ``torch`` returns ``hw`` itself."""
+    shipped profiles) running a recipe of scaling ``family``; ``torch``
+    returns ``hw`` itself."""
     implementation = check_implementation(implementation)
     if implementation == "torch":  # no profile: nothing to read off hw
         return hw
     values = {str(k): float(v) for k, v in hw.parameters.items()}
-    changes = profile_values(values, implementation, hw)
+    changes = profile_values(values, implementation, hw, family=family)
     if not changes:
         return hw
     return hw.with_values(changes, source=f"implementation profile {implementation!r} "

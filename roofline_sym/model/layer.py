@@ -249,7 +249,8 @@ class Linear:
             return self.unbound.on(hw)
         hw = hardware(hw, dataset=self.options.dataset)  # a name, or an entry as it is
         if self.options.efficiency == "size":  # the library's rates and fixed times
-            hw = implementations.apply(hw, self.options.implementation)
+            hw = implementations.apply(hw, self.options.implementation,
+                                       self.recipe.family("output"))
         problem = self.unsupported_reason(hw)
         if problem:
             raise ValueError(problem)

@@ -25,7 +25,7 @@ from ...devices import implementations as impls
 from ...numeric.table import Table
 from . import gpu_fits as calibrations
 from .gemm_kernels import GemmRows, gemm_rows
-from .joint_fit import SpeedupFit, errors, predict_rows
+from .joint_fit import PROFILE_NUMBERS, SpeedupFit, errors, predict_rows
 from .speedup_table import COLUMN_ARRAYS, SpeedupTable, published
 from .intervals import WORKLOAD_CLASSES, RowClass, table_classes
 from .rows import predict, row_family, row_gpu
@@ -103,7 +103,7 @@ def _row_hardware(gpu_key: str, fits: Mapping[str, SpeedupFit]) -> tuple[Hardwar
     shipped = row_gpu(gpu_key)
     for spec_gpu, fit in fits.items():
         spec = calibrations.SPECS[spec_gpu]
-        profiles = {k: v for k, v in fit.values.items() if k.startswith(("rate.", "fixed."))}
+        profiles = {k: v for k, v in fit.values.items() if k.startswith(PROFILE_NUMBERS)}
         if shipped.name == spec_gpu or gpu_key in spec.gpus:
             return calibrations.limited(fit.hardware, profiles)
         rule = calibrations.TRANSFERS.get(shipped.name)
@@ -150,8 +150,8 @@ def leave_one_source_out(table: SpeedupTable | None = None, kernels: GemmRows | 
         for i in range(len(rows)):
             key, impl, family = str(rows.gpu[i]), str(rows.implementation[i]), row_family(rows, i)
             calibrated = any(key in s.gpus for s in specs)
-            pinned = impl == "torch" or any(f"rate.{impl}.{family}" in f.values or
-                                            f"fixed.{impl}.{family}" in f.values
+            pinned = impl == "torch" or any(f"{what}{impl}.{family}" in f.values
+                                            for what in PROFILE_NUMBERS
                                             for f in fits.values())
             classes.append(RowClass(str(impls.generation(row_gpu(key))),
                                     WORKLOAD_CLASSES.get(str(rows.workload[i]), "layer"),

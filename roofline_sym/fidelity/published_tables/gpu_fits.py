@@ -108,9 +108,11 @@ def _best_priors(gpu: str) -> dict[str, tuple[float, str]]:
 
 
 def _profiles(families: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
-    """``rate.<impl>.<family>`` and ``fixed.<impl>.<family>`` for each pair."""
+    """``rate.<impl>.<family>``, ``fixed.<impl>.<family>`` and
+    ``cast.<impl>.<family>`` (its quantize kernels) for each pair; the fit
+    drops those no row pins."""
     return tuple(f"{what}.{impl}.{family}" for impl, fams in families.items()
-                 for family in fams for what in ("rate", "fixed"))
+                 for family in fams for what in ("rate", "fixed", "cast"))
 
 
 SPECS = {s.gpu: s for s in (
@@ -452,6 +454,8 @@ def profile_toml(fits: Mapping[str, SpeedupFit], entries: Sequence[Hardware] | N
                 lines.append(f"rate = {_fmt(min(nums['rate'], _down(_rate_cap(entries, gen, family))))}")
             if "fixed_s" in nums:
                 lines.append(f"fixed_s = {_fmt(max(nums['fixed_s'], _up(_fixed_floor(entries, gen))))}")
+            if "cast_fixed_s" in nums:
+                lines.append(f"cast_fixed_s = {_fmt(nums['cast_fixed_s'])}")
             lines.append(f'source = "fitted with {gpu} (fidelity/published_tables/gpu_fits.py) to '
                          f'{", ".join(pins)}"')
     return "\n".join(lines) + "\n"
@@ -460,10 +464,11 @@ def profile_toml(fits: Mapping[str, SpeedupFit], entries: Sequence[Hardware] | N
 def limited(hw: Hardware, profiles: Mapping[str, float] | None = None
             ) -> tuple[Hardware, dict[str, float]]:
     """``hw`` and implementation ``profiles`` (``rate.<impl>.<family>``,
-    ``fixed.<impl>.<family>``) within the physical limits, as the shipped
-    data are written: low-precision fractions at most RATE_LIMIT x bf16's
-    (over the largest family factor), every low-precision fixed time at least
-    its bf16 class's / (FIXED_LIMIT - 0.01), profile rates and fixed times likewise."""
+    ``fixed.<impl>.<family>``, ``cast.<impl>.<family>``) within the physical
+    limits, as the shipped data are written: low-precision fractions at most
+    RATE_LIMIT x bf16's (over the largest family factor), every low-precision
+    GEMM fixed time at least its bf16 class's / (FIXED_LIMIT - 0.01), profile
+    rates and GEMM fixed times likewise (a quantize fixed time has no limit)."""
     p = hw.parameters
     top = max(1.0, *(float(p[S.scaling_efficiency(f)]) for f in S.SCALING_FAMILIES))
     bf16 = float(hw.gemm_efficiency["bf16"])
@@ -482,7 +487,7 @@ def limited(hw: Hardware, profiles: Mapping[str, float] | None = None
         what, _, family = name.split(".")
         if what == "rate":
             kept[name] = min(v, _down(_rate_cap([out], impls.generation(out), family)))
-        else:
+        elif what == "fixed":
             kept[name] = max(v, _up(_fixed_floor([out], impls.generation(out))))
     return out, kept
 

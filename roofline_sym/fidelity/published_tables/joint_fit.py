@@ -43,9 +43,13 @@ __all__ = ["SpeedupFit", "FittedNumber", "fit_speedups", "gemm_times", "predict_
            "errors", "BOUNDS", "implementation_values", "source_weights"]
 
 # physical range of each kind of free number (the hardware entry's own ranges);
-# "rate.<impl>.<family>" / "fixed.<impl>.<family>": an implementation profile's
+# "rate.<impl>.<family>" / "fixed.<impl>.<family>" / "cast.<impl>.<family>": an
+# implementation profile's GEMM rate factor, GEMM fixed time, quantize fixed time
 BOUNDS = {"eta": (0.01, 1.0), "kappa_accum": (0.05, 1.0), "kappa": (0.05, 1.5), "t0_": (1e-7, 1e-4),
-          "t_launch": (1e-7, 1e-4), "rate.": (0.05, 1.5), "fixed.": (1e-7, 1e-4)}
+          "t_launch": (1e-7, 1e-4), "rate.": (0.05, 1.5), "fixed.": (1e-7, 1e-4),
+          "cast.": (1e-7, 1e-4)}
+# the names of implementation profile numbers start so (not hardware symbols)
+PROFILE_NUMBERS = ("rate.", "fixed.", "cast.")
 # how much one kernel row weighs against one speedup row: a GEMM-only time pins its
 # class's rate and fixed time directly, so a layer table cannot move them freely
 KERNEL_WEIGHT = 2.0
@@ -87,12 +91,13 @@ def _bounds(name: str) -> tuple[float, float]:
             return bounds
     raise ValueError(f"{name!r} cannot be fitted to speedups: fit efficiencies (eta_*), "
                      "scaling factors (kappa_*), fixed times (t0_*), t_launch or "
-                     "implementation profiles (rate.<impl>.<family>, fixed.<impl>.<family>)")
+                     "implementation profiles (rate.<impl>.<family>, fixed.<impl>.<family>, "
+                     "cast.<impl>.<family>)")
 
 
 def _typical(name: str, values: dict[str, float]) -> float:
     """A starting point for a number the entry leaves unset."""
-    if name.startswith(("t0_", "fixed.")):
+    if name.startswith(("t0_", "fixed.", "cast.")):
         return 4e-6
     return 1.0
 
@@ -148,12 +153,14 @@ class SpeedupFit:
         return "\n".join(lines)
 
     def profiles(self) -> dict[tuple[str, str], dict[str, float]]:
-        """Fitted implementation profiles: ``{(impl, family): {"rate": ..., "fixed_s": ...}}``."""
+        """Fitted implementation profiles: ``{(impl, family): {"rate": ...,
+        "fixed_s": ..., "cast_fixed_s": ...}}`` (the numbers rows pinned)."""
+        field = {"rate": "rate", "fixed": "fixed_s", "cast": "cast_fixed_s"}
         out: dict[tuple[str, str], dict[str, float]] = {}
         for name, value in self.values.items():
-            if name.startswith(("rate.", "fixed.")):
+            if name.startswith(PROFILE_NUMBERS):
                 what, impl, family = name.split(".")
-                out.setdefault((impl, family), {})["rate" if what == "rate" else "fixed_s"] = value
+                out.setdefault((impl, family), {})[field[what]] = value
         return out
 
 
@@ -168,6 +175,7 @@ class _Group:
     M: np.ndarray
     K: np.ndarray
     N: np.ndarray
+    family: str | None  # the recipe's low-precision family: its quantize profile
 
 
 def _groups(table: SpeedupTable, preset: str) -> list[_Group]:
@@ -182,16 +190,19 @@ def _groups(table: SpeedupTable, preset: str) -> list[_Group]:
         idx = np.array(rows)
         out.append(_Group(model, impl, idx,
                           frozenset(str(s) for s in model.free_hardware_symbols),
-                          table.M[idx], table.K[idx], table.N[idx]))
+                          table.M[idx], table.K[idx], table.N[idx],
+                          model.recipe.family("output")))
     return out
 
 
 def implementation_values(values: dict[str, float], implementation: str,
-                          hw: Hardware, shipped: bool = True) -> dict[str, float]:
+                          hw: Hardware, shipped: bool = True, family: str | None = None
+                          ) -> dict[str, float]:
     """``values`` (hardware numbers by symbol name, trial profile numbers
-    ``rate.<impl>.<family>`` / ``fixed.<impl>.<family>`` among them) as
-    ``implementation`` sees them (``implementations.profile_values``)."""
-    changes = impls.profile_values(values, implementation, hw, values, shipped)
+    ``rate.<impl>.<family>`` / ``fixed.<impl>.<family>`` /
+    ``cast.<impl>.<family>`` among them) as ``implementation`` sees them
+    running a recipe of scaling ``family`` (``implementations.profile_values``)."""
+    changes = impls.profile_values(values, implementation, hw, values, shipped, family)
     return {**values, **changes} if changes else values
 
 
@@ -216,7 +227,8 @@ def _evaluate_batch(groups: list[_Group], n: int, trials: Sequence[dict[str, flo
     ``evaluate`` per group (the trials on a leading axis: many GPUs at once)."""
     out = np.empty((len(trials), n))
     for g in groups:
-        seen = [implementation_values(t, g.implementation, hw, shipped) for t in trials]
+        seen = [implementation_values(t, g.implementation, hw, shipped, g.family)
+                for t in trials]
         # symbol names, never evaluate's own keywords (outputs, dtype)
         kw: dict[str, Any] = {k: np.array([v[k] for v in seen])[:, None] for k in g.needed}
         out[:, g.rows] = g.model.evaluate(g.M[None, :], g.K[None, :], g.N[None, :],
@@ -267,7 +279,8 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
                  preset: str = "default", shipped_profiles: bool = True) -> SpeedupFit:
     """Fit the numbers named in ``free`` (hardware symbol names such as
     ``eta_fp8``, ``t0_bf16``, ``eta_transpose``, and implementation profiles
-    ``rate.<impl>.<family>`` / ``fixed.<impl>.<family>``) of ``base`` so that
+    ``rate.<impl>.<family>`` / ``fixed.<impl>.<family>`` /
+    ``cast.<impl>.<family>``) of ``base`` so that
     the ``preset``'s model predicts the measured speedups of ``table`` and
     the times of the GEMM ``kernels`` rows, in one objective (log errors; a
     kernel row weighs ``KERNEL_WEIGHT``; within the speedups and within the
@@ -300,7 +313,7 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
     values = {str(k): float(v) for k, v in base_hw.parameters.items()}
     for name in free:
         _bounds(name)  # a name that cannot be fitted is refused before any work
-        if not name.startswith(("rate.", "fixed.")) and name not in values:
+        if not name.startswith(PROFILE_NUMBERS) and name not in values:
             S.hardware_symbol(name)  # an unknown name: its own error
     n_k = 0 if kernels is None else len(kernels)
     measured = np.log(table.measured)
@@ -342,7 +355,7 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
     independent = {str(x) for x in values} - _inherited(base_hw, free, pinned)
     # an implementation number no row pins is not part of the model at all: the
     # implementation runs as torch does there
-    kept = {n: x0[n] for n in free if n not in pinned and not n.startswith(("rate.", "fixed."))}
+    kept = {n: x0[n] for n in free if n not in pinned and not n.startswith(PROFILE_NUMBERS)}
     fitted: dict[str, float] = {}
     numbers: list[FittedNumber] = []
     if pinned:
@@ -376,7 +389,7 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
     cite = source or (f"fitted jointly to {len(table)} measured speedups and {n_k} GEMM "
                       f"kernel rows ({', '.join(sources)}) by "
                       "roofline_sym.calibrate.fit_speedups")
-    hw_values = {k: v for k, v in fitted.items() if not k.startswith(("rate.", "fixed."))}
+    hw_values = {k: v for k, v in fitted.items() if not k.startswith(PROFILE_NUMBERS)}
     hw = base_hw.with_values(hw_values, source=cite) if hw_values else base_hw
     final = _chained({**values, **kept, **fitted}, independent)
     predicted = _evaluate(groups, table, final, base_hw, shipped_profiles)
@@ -439,7 +452,8 @@ def _limit_penalties(values: dict[str, float], hw: Hardware, free: Sequence[str]
 
 
 # a fixed time stays near its prior's (the bf16 class of its structure, the cast
-# class, the bf16 GEMM for an implementation) unless rows say otherwise: one
+# class, the bf16 GEMM for an implementation's GEMMs, the cast class for its
+# quantize kernels) unless rows say otherwise: one
 # residual per such number, PRIOR_WEIGHT per log unit, so a number few rows touch
 # cannot drift to a bound (a 100 us GEMM fixed time that a layer table barely sees)
 PRIOR_WEIGHT = 1.0
@@ -452,6 +466,8 @@ def _fixed_time_priors(values: dict[str, float], free: Sequence[str]) -> np.ndar
     for name in free:
         if name.startswith("fixed."):
             parent: str | None = "bf16"
+        elif name.startswith("cast."):
+            parent = "cast"
         elif name.startswith("t0_"):
             parent = fixed_time_prior(name[3:])
         else:
@@ -462,18 +478,21 @@ def _fixed_time_priors(values: dict[str, float], free: Sequence[str]) -> np.ndar
 
 
 def _prior_fixed(name: str, values: dict[str, float]) -> float | None:
-    """An implementation's fixed time starts at the GPU's bf16 GEMM's."""
-    return values.get("t0_bf16") if name.startswith("fixed.") else None
+    """An implementation's GEMM fixed time starts at the GPU's bf16 GEMM's,
+    its quantize kernels' at the GPU's cast class's."""
+    if name.startswith("fixed."):
+        return values.get("t0_bf16")
+    return values.get("t0_cast") if name.startswith("cast.") else None
 
 
 def _prior_profile(name: str, hw: Hardware) -> float | None:
-    if not name.startswith(("rate.", "fixed.")):
+    if not name.startswith(PROFILE_NUMBERS):
         return None
     what, impl, family = name.split(".")
     p = impls.profile(impl, hw, family)
     if p is None:
         return None
-    return p.rate if what == "rate" else p.fixed_s
+    return {"rate": p.rate, "fixed": p.fixed_s, "cast": p.cast_fixed_s}[what]
 
 
 def _intervals(names: list[str], result: Any, table: SpeedupTable, kernels: GemmRows | None,
