@@ -115,12 +115,34 @@ def test_an_implementations_quantize_kernels_have_their_own_fixed_time():
     for kind in S.KERNEL_KINDS:
         want = p.cast_fixed_s if kind in impls.QUANTIZE_KINDS else h100.kernel_fixed_s[kind]
         assert float(seen.kernel_fixed_s[kind]) == pytest.approx(float(want)), kind
-    # no family (a bf16 or emulated recipe), or a family without the number: the GPU's
+    # no family (a bf16 or emulated recipe), or a library whose quantize kernels no
+    # row times on any generation: the GPU's cast class
     assert float(impls.apply(h100, "cutlass").kernel_fixed_s["cast"]) == \
         float(h100.kernel_fixed_s["cast"])
-    assert impls.profile("cutlass", h100, "tensorwise").cast_fixed_s is None
-    assert float(impls.apply(h100, "cutlass", "tensorwise").kernel_fixed_s["cast"]) == \
+    assert impls.quantize_fixed_time("deepgemm", h100, "blockwise") is None
+    assert float(impls.apply(h100, "deepgemm", "blockwise").kernel_fixed_s["cast"]) == \
         float(h100.kernel_fixed_s["cast"])
+
+
+def test_a_quantize_fixed_time_carries_over_from_another_generation():
+    # no Hopper row times vLLM's per-tensor quantize kernel; Blackwell's rows do:
+    # the same library's start-up, in seconds, is the better guess than the
+    # GPU's cast class (torch.compile's kernels)
+    h100, b200 = rs.hardware("h100"), rs.hardware("b200")
+    assert impls.profile("cutlass", h100, "tensorwise").cast_fixed_s is None
+    blackwell = impls.profile("cutlass", b200, "tensorwise").cast_fixed_s
+    assert blackwell is not None
+    seen = impls.apply(h100, "cutlass", "tensorwise")
+    assert float(seen.kernel_fixed_s["cast"]) == pytest.approx(blackwell)
+    # pinned on both generations: each keeps its own; own=False (a fit from priors)
+    # sees only the other generation's, so a left-out source cannot see itself
+    hopper = impls.profile("cutlass", h100, "rowwise").cast_fixed_s
+    other = impls.profile("cutlass", b200, "rowwise").cast_fixed_s
+    assert impls.quantize_fixed_time("cutlass", h100, "rowwise") == hopper
+    assert impls.quantize_fixed_time("cutlass", h100, "rowwise", own=False) == other
+    # a generation with neither: the geometric mean of the others (RTX 5090)
+    both = impls.quantize_fixed_time("cutlass", "rtx5090", "rowwise")
+    assert both == pytest.approx((hopper * other) ** 0.5)
 
 
 def test_the_quantize_fixed_time_prices_the_cast_of_a_decode_layer():

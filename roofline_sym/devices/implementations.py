@@ -23,6 +23,7 @@ True
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -35,7 +36,8 @@ from .entry import Hardware
 from .toml_io import tomllib
 
 __all__ = ["IMPLEMENTATIONS", "QUANTIZE_KINDS", "Profile", "profiles", "profile", "generation",
-           "apply", "profile_values", "check_implementation", "quantize_writes_scale_layout"]
+           "apply", "profile_values", "quantize_fixed_time", "check_implementation",
+           "quantize_writes_scale_layout"]
 
 IMPLEMENTATIONS = ("torch", "cutlass", "triton", "deepgemm", "fbgemm", "te")
 # the kernel classes of a recipe's quantize path (symbols.KERNEL_KINDS): what an
@@ -178,12 +180,39 @@ def profile_values(values: Mapping[str, float], implementation: str, gpu: Hardwa
                 if f"_{fam}" in cls and f"t0_{cls}" in values:
                     out[f"t0_{cls}"] = t0
     if family is not None:
-        known = profile(implementation, gpu, family) if shipped else None
-        cast = trial.get(f"cast.{implementation}.{family}",
-                         known.cast_fixed_s if known else None)
+        cast = trial.get(f"cast.{implementation}.{family}")
+        if cast is None:
+            cast = quantize_fixed_time(implementation, gpu, family, own=shipped)
         if cast is not None:
             out.update({f"t0_{k}": cast for k in QUANTIZE_KINDS if f"t0_{k}" in values})
     return out
+
+
+def quantize_fixed_time(implementation: str, gpu: Hardware | str, family: str,
+                        own: bool = True) -> float | None:
+    """The fixed time of ``implementation``'s quantize kernels for a recipe of
+    scaling ``family`` on ``gpu``: its profile's on ``gpu``'s generation
+    (``own=False``: not that one, as a fit from priors), else the geometric
+    mean of the same library's for that family on other generations (a
+    kernel's start-up carried over in seconds, as a transfer carries fixed
+    times between GPUs), else None (the GPU's cast class).
+
+    >>> quantize_fixed_time("torch", "h100", "rowwise") is None
+    True
+    >>> blackwell = profile("cutlass", "b200", "tensorwise").cast_fixed_s
+    >>> quantize_fixed_time("cutlass", "h200", "tensorwise") == blackwell  # carried
+    True
+    """
+    gen = generation(gpu)
+    known = profile(implementation, gpu, family) if own else None
+    if known is not None and known.cast_fixed_s is not None:
+        return known.cast_fixed_s
+    found = [p.cast_fixed_s for p in profiles()
+             if (p.implementation, p.family) == (implementation, family)
+             and p.generation != gen and p.cast_fixed_s is not None]
+    if len(found) < 2:
+        return found[0] if found else None
+    return float(math.exp(sum(map(math.log, found)) / len(found)))
 
 
 def apply(hw: Hardware, implementation: str, family: str | None = None) -> Hardware:
