@@ -199,9 +199,10 @@ def test_prediction_intervals():
     assert (p["low"][:2] < p["speedup"][:2]).all() and (p["speedup"][:2] < p["high"][:2]).all()
     np.testing.assert_array_equal(p["speedup"], fidelity.predict_speedups(rows))
     # each row's band is its class's pool of left-out residuals
-    classes = [intervals.row_class(rs.hardware(g), w, i or "torch", f) for g, w, i, f in (
-        ("b200", "gemm", "", "mx"), ("b200", "relu-linear", "", "mx"),
-        ("mi300x", "relu-linear", "triton", "rowwise"))]
+    classes = [intervals.row_class(rs.hardware(g), w, i or "torch", f, "inference")
+               for g, w, i, f in (("b200", "gemm", "", "mx"), ("b200", "relu-linear", "", "mx"),
+                                  ("mi300x", "relu-linear", "triton", "rowwise"))]
+    assert [c.family for c in classes] == ["mx", "mx", "rowwise"]
     assert [c.gpu_calibrated for c in classes] == [True, True, False]
     assert [c.impl_calibrated for c in classes] == [True, True, False]
     lo, hi = intervals.band(classes, 0.8)
@@ -438,3 +439,26 @@ def test_free_fixed_times_are_held_to_their_prior_class():
     got = joint_fit._fixed_time_priors(values, free)
     want = joint_fit.PRIOR_WEIGHT * np.array([math.log(3), math.log(0.5), 0.0])
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+def test_a_band_takes_the_recipes_pool_when_it_has_enough_rows(tmp_path):
+    # 30 left-out per-tensor inference GEMMs, all 10% too optimistic, and 5
+    # rowwise training rows 50% too pessimistic, all Hopper GEMM-only rows.
+    # Per-tensor: its recipe pool (30 rows) gives low = high = exp(-0.1).
+    # Rowwise training: its recipe pool has 5 < MIN_ROWS rows, so the band is the
+    # GPU's pool of all 35: its 10% quantile is -0.5 (5 of 35 rows), its 90% 0.1:
+    # measured / predicted in exp(-0.1) .. exp(0.5)
+    assert intervals.MIN_ROWS == 30
+    per_tensor = intervals.RowClass("hopper", "gemm", True, True, "inference", "tensorwise")
+    rowwise = intervals.RowClass("hopper", "gemm", True, True, "training", "rowwise")
+    rows = [{"source_id": "a", "gpu": "h100", "generation": c.generation,
+             "workload": c.workload, "gpu_calibrated": 1, "impl_calibrated": 1,
+             "mode": c.mode, "family": c.family, "log_residual": r}
+            for c, r, n in ((per_tensor, 0.1, 30), (rowwise, -0.5, 5)) for _ in range(n)]
+    path = intervals.write_residuals(rows, tmp_path / "residuals.csv")
+    lo, hi = intervals.band([per_tensor, rowwise], 0.8, str(path))
+    np.testing.assert_allclose(lo, [math.exp(-0.1), math.exp(-0.1)])
+    np.testing.assert_allclose(hi, [math.exp(-0.1), math.exp(0.5)])
+    # a row whose recipe is not known (blank mode) goes straight to the GPU's pool
+    lo, hi = intervals.band([intervals.RowClass("hopper", "gemm", True, True)], 0.8, str(path))
+    np.testing.assert_allclose([lo[0], hi[0]], [math.exp(-0.1), math.exp(0.5)])

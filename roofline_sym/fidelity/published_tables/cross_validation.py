@@ -61,7 +61,7 @@ class CrossValidation:
         return [{"source_id": str(self.rows.source_id[i]), "gpu": str(self.rows.gpu[i]),
                  "generation": c.generation, "workload": c.workload,
                  "gpu_calibrated": int(c.gpu_calibrated),
-                 "impl_calibrated": int(c.impl_calibrated),
+                 "impl_calibrated": int(c.impl_calibrated), "mode": c.mode, "family": c.family,
                  "log_residual": f"{self.log_residuals[i]:.6g}"}
                 for i, c in enumerate(self.classes)]
 
@@ -155,7 +155,7 @@ def leave_one_source_out(table: SpeedupTable | None = None, kernels: GemmRows | 
                                             for f in fits.values())
             classes.append(RowClass(str(impls.generation(row_gpu(key))),
                                     WORKLOAD_CLASSES.get(str(rows.workload[i]), "layer"),
-                                    calibrated, pinned))
+                                    calibrated, pinned, str(rows.mode[i]), family or ""))
         parts.append((rows, pred, True, classes))
     return assemble(parts)
 

@@ -4,12 +4,14 @@ A prediction's error is not a fixed plus-or-minus: a GEMM-only row on a
 calibrated GPU is predicted far better than a layer on a GPU carried over
 from another.  The shipped ``residuals.csv`` (beside the published
 measurements, written by ``benchmarks/bench_fidelity.py``) holds every
-left-out row's ``log(predicted / measured)`` with the row's *class*: its
-GPU generation, its workload class (``gemm`` or ``layer``), whether its GPU
+left-out row's ``log(predicted / measured)`` with the row's *class*: what
+is predicted (training or inference, the recipe's scaling family), its GPU
+generation, its workload class (``gemm`` or ``layer``), whether its GPU
 was calibrated by some other source and whether its implementation was.
 An interval for a new row takes the quantiles of the residuals of the most
 specific class with enough rows (``MIN_ROWS``), falling back to broader
-ones, so an uncalibrated GPU or implementation gets the wider band its
+ones: a per-tensor GEMM is predicted better than a block-scaled training
+layer, and an uncalibrated GPU or implementation gets the wider band its
 class earned.
 
 >>> lo, hi = band([RowClass("hopper", "gemm", True, True)], 0.8)
@@ -48,38 +50,51 @@ WORKLOAD_CLASSES = {"gemm": "gemm"}
 @dataclass(frozen=True)
 class RowClass:
     """What an interval depends on: ``generation`` (``hopper``, ``blackwell``,
-    ...), ``workload`` (``gemm`` or ``layer``), and whether the GPU
+    ...), ``workload`` (``gemm`` or ``layer``), whether the GPU
     (``gpu_calibrated``) and the implementation (``impl_calibrated``) were
-    calibrated by measurements."""
+    calibrated by measurements, and the recipe: its ``mode`` (``training``,
+    ``inference``; blank: not known) and scaling ``family`` (``rowwise``,
+    ``mx``, ...; blank: bf16 GEMMs).
+
+    >>> RowClass("hopper", "gemm", True, True, "inference", "tensorwise").keys()[0]
+    ('recipe', 'inference', 'tensorwise', True, True)
+    """
 
     generation: str
     workload: str
     gpu_calibrated: bool
     impl_calibrated: bool
+    mode: str = ""
+    family: str = ""
 
     def keys(self) -> list[tuple[Any, ...]]:
-        """From the most specific pool to the broadest."""
+        """From the most specific pool to the broadest: the recipe's (mode and
+        family, calibrated as this row is), then the GPU's and workload's."""
         g, w, c, i = self.generation, self.workload, self.gpu_calibrated, self.impl_calibrated
-        return [(g, w, c, i), (None, w, c, i), (None, None, c, i), (None, None, c, None),
-                (None, None, None, None)]
+        recipe: list[tuple[Any, ...]] = []
+        if self.mode:
+            r = ("recipe", self.mode, self.family)
+            recipe = [r + (c, i), r + (c, None), r + (None, None)]
+        return recipe + [(g, w, c, i), (None, w, c, i), (None, None, c, i), (None, None, c, None),
+                         (None, None, None, None)]
 
 
-def row_class(gpu: Hardware, workload: str, implementation: str, family: str | None
-              ) -> RowClass:
-    """The class of a prediction for ``gpu`` running ``workload`` with
-    ``implementation`` GEMMs of scaling ``family``."""
+def row_class(gpu: Hardware, workload: str, implementation: str, family: str | None,
+              mode: str = "") -> RowClass:
+    """The class of a prediction for ``gpu`` running ``workload`` in ``mode``
+    with ``implementation`` GEMMs of scaling ``family``."""
     calibrated = gpu.name in calibrations.SPECS
     impl_ok = implementation == "torch" or (
         family is not None and impls.profile(implementation, gpu, family) is not None)
     return RowClass(str(impls.generation(gpu)), WORKLOAD_CLASSES.get(workload, "layer"),
-                    calibrated, impl_ok)
+                    calibrated, impl_ok, mode, family or "")
 
 
 def table_classes(table: SpeedupTable, rows: Iterable[int] | None = None) -> list[RowClass]:
     """The class of each row (``rows``: only these) of a speedup table as the
     shipped calibration predicts it."""
     return [row_class(row_gpu(str(table.gpu[i])), str(table.workload[i]),
-                      str(table.implementation[i]), row_family(table, i))
+                      str(table.implementation[i]), row_family(table, i), str(table.mode[i]))
             for i in (range(len(table)) if rows is None else rows)]
 
 
@@ -89,7 +104,7 @@ def residuals_path() -> Path:
 
 
 _COLUMNS = ("source_id", "gpu", "generation", "workload", "gpu_calibrated", "impl_calibrated",
-            "log_residual")
+            "mode", "family", "log_residual")
 
 
 def read_residuals(path: str | Path | None = None) -> list[tuple[dict[str, str], RowClass, float]]:
@@ -106,7 +121,7 @@ def read_residuals(path: str | Path | None = None) -> list[tuple[dict[str, str],
             raise ValueError(f"{where(table.source, line, 'log_residual')}: "
                              f"{show(row['log_residual'])} is not a number") from None
         c = RowClass(row["generation"], row["workload"], row["gpu_calibrated"] == "1",
-                     row["impl_calibrated"] == "1")
+                     row["impl_calibrated"] == "1", row["mode"], row["family"])
         out.append((row, c, r))
     return out
 
@@ -158,7 +173,7 @@ def model_class(model: Linear) -> RowClass:
     if model.hardware is None:
         raise ValueError("an interval needs a GPU: bind the model with .on(gpu)")
     return row_class(model.hardware, model.workload.name, model.options.implementation,
-                     model.recipe.family("output"))
+                     model.recipe.family("output"), model.mode)
 
 
 def speedup_band(model: Linear, interval: float = 0.8) -> tuple[float, float]:
