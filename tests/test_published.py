@@ -280,6 +280,21 @@ def test_every_source_weighs_the_same_in_a_fit():
     assert np.sum(w[:10] ** 2) == pytest.approx(np.sum(w[10:] ** 2)) == pytest.approx(6)
 
 
+def test_a_fit_summary_says_what_pins_each_number():
+    # eta_fp8 is pinned by the four GEMM-only rows; no row runs CUTLASS or a
+    # rowwise GEMM, so those numbers are not fitted
+    rows = [{"source_id": "s", "gpu": "h100", "recipe": "tensorwise", "mode": "inference",
+             "workload": "gemm", "M": x, "K": x, "N": x, "measured_speedup": 1.8}
+            for x in (4096, 8192, 16384, 32768)]
+    fit = fit_speedups(rows, "h100", ["eta_fp8", "t0_fp8_rowwise", "cast.cutlass.rowwise"])
+    lines = {line.split()[0]: line for line in fit.summary().splitlines()[1:]}
+    assert "pinned by s (4)" in lines["eta_fp8"]
+    assert lines["t0_fp8_rowwise"].endswith("not pinned by any row: kept at its prior")
+    assert lines["cast.cutlass.rowwise"].split()[1] == "-"
+    assert lines["cast.cutlass.rowwise"].endswith("not pinned by any row: not in the profile")
+    assert "cast.cutlass.rowwise" not in fit.values and fit.profiles() == {}
+
+
 def test_fit_refuses_what_it_cannot_fit():
     rows = [{"gpu": "h100", "recipe": "rowwise", "mode": "training", "workload": "gemm",
              "M": 4096, "K": 4096, "N": 4096, "measured_speedup": ""}]

@@ -143,6 +143,12 @@ class SpeedupFit:
                  + (f" (rms log error {self.kernel_rms_log_error:.3f})" if n_k else "")]
         for x in self.numbers or tuple(FittedNumber(k, v, v, v, {}) for k, v in
                                        self.values.items()):
+            if not x.fitted and x.name.startswith(PROFILE_NUMBERS):
+                # left out of the profile: the GPU's number (or, for a quantize
+                # time, the library's on another generation) applies
+                lines.append(f"  {x.name:<26} {'-':<10} not pinned by any row: "
+                             "not in the profile")
+                continue
             if not x.fitted:
                 lines.append(f"  {x.name:<26} {x.value:<10.4g} not pinned by any row: "
                              "kept at its prior")
