@@ -263,13 +263,17 @@ def test_block_scale_steps_are_solved_exactly_not_assumed_aligned():
     assert rs.breakeven(unbound, solve_for="M").aligned
 
 
-# RTX 5090 blockwise at K = N = 4096: the block-aligned solve put the root at
-# M = 328.46, where the speedup is 1 - 5e-5; the exact one makes both times equal
+# L40S blockwise at K = N = 4096: on block-aligned shapes (each ceil(M/128)
+# taken as M/128) the root is M = 2313.64, where the speedup is 1 - 4e-5; the
+# exact solve, with the block counts as they are, makes both times equal (a
+# witness of the shipped calibration: if it moves, solve the aligned form again)
 def test_exact_root_where_the_aligned_solve_was_off():
-    model = rs.linear("blockwise").on("rtx 5090")
+    model = rs.linear("blockwise").on("l40s")
     be = rs.breakeven(model, solve_for="M", K=4096, N=4096)
     (root,) = be.roots
-    assert root.is_Rational and abs(float(root) - 328.4615) > 0.04
+    assert root.is_Rational and abs(float(root) - 2313.64) > 0.04
+    assert float(model.evaluate(2313.64, 4096, 4096, integer_shapes=False)["speedup"]) != \
+        pytest.approx(1, abs=1e-6)
     times = [e.subs({M: root, K: 4096, N: 4096}) for e in (model.baseline_time,
                                                           model.lowp_time)]
     assert times[0] == times[1]  # exactly
