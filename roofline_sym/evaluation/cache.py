@@ -32,8 +32,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["available", "loaded", "compile_kernel", "kernel_dir", "cache_folder", "private", "read_private",
-           "replace_file", "entry_name", "forget", "MissingNumbaError"]
+__all__ = ["available", "loaded", "compile_kernel", "kernel_dir", "cache_folder", "private",
+           "read_private", "replace_file", "entry_name", "forget", "MissingNumbaError"]
 
 # bumped when the layout of an entry changes
 _FORMAT = "1"

@@ -48,8 +48,13 @@ __all__ = ["SpeedupFit", "FittedNumber", "fit_speedups", "gemm_times", "predict_
 BOUNDS = {"eta": (0.01, 1.0), "kappa_accum": (0.05, 1.0), "kappa": (0.05, 1.5), "t0_": (1e-7, 1e-4),
           "t_launch": (1e-7, 1e-4), "rate.": (0.05, 1.5), "fixed.": (1e-7, 1e-4),
           "cast.": (1e-7, 1e-4)}
-# the names of implementation profile numbers start so (not hardware symbols)
-PROFILE_NUMBERS = ("rate.", "fixed.", "cast.")
+# each kind of implementation profile number ("<kind>.<impl>.<family>", not a
+# hardware symbol): the Profile field it is written to, and the GPU's fixed-time
+# class it starts at and is held near (None: a rate factor, starting at 1)
+_PROFILE_KINDS: dict[str, tuple[str, str | None]] = {
+    "rate": ("rate", None), "fixed": ("fixed_s", "bf16"), "cast": ("cast_fixed_s", "cast")}
+# the names of implementation profile numbers start so
+PROFILE_NUMBERS = tuple(f"{kind}." for kind in _PROFILE_KINDS)
 # how much one kernel row weighs against one speedup row: a GEMM-only time pins its
 # class's rate and fixed time directly, so a layer table cannot move them freely
 KERNEL_WEIGHT = 2.0
@@ -161,12 +166,11 @@ class SpeedupFit:
     def profiles(self) -> dict[tuple[str, str], dict[str, float]]:
         """Fitted implementation profiles: ``{(impl, family): {"rate": ...,
         "fixed_s": ..., "cast_fixed_s": ...}}`` (the numbers rows pinned)."""
-        field = {"rate": "rate", "fixed": "fixed_s", "cast": "cast_fixed_s"}
         out: dict[tuple[str, str], dict[str, float]] = {}
         for name, value in self.values.items():
             if name.startswith(PROFILE_NUMBERS):
                 what, impl, family = name.split(".")
-                out.setdefault((impl, family), {})[field[what]] = value
+                out.setdefault((impl, family), {})[_PROFILE_KINDS[what][0]] = value
         return out
 
 
@@ -470,10 +474,8 @@ def _fixed_time_priors(values: dict[str, float], free: Sequence[str]) -> np.ndar
     prior's current value, times ``PRIOR_WEIGHT``."""
     out = []
     for name in free:
-        if name.startswith("fixed."):
-            parent: str | None = "bf16"
-        elif name.startswith("cast."):
-            parent = "cast"
+        if name.startswith(PROFILE_NUMBERS):
+            parent = _PROFILE_KINDS[name.split(".")[0]][1]
         elif name.startswith("t0_"):
             parent = fixed_time_prior(name[3:])
         else:
@@ -485,10 +487,9 @@ def _fixed_time_priors(values: dict[str, float], free: Sequence[str]) -> np.ndar
 
 def _prior_fixed(name: str, values: dict[str, float]) -> float | None:
     """An implementation's GEMM fixed time starts at the GPU's bf16 GEMM's,
-    its quantize kernels' at the GPU's cast class's."""
-    if name.startswith("fixed."):
-        return values.get("t0_bf16")
-    return values.get("t0_cast") if name.startswith("cast.") else None
+    its quantize kernels' at the GPU's cast class's (``_PROFILE_KINDS``)."""
+    parent = _PROFILE_KINDS[name.split(".")[0]][1] if name.startswith(PROFILE_NUMBERS) else None
+    return values.get(f"t0_{parent}") if parent else None
 
 
 def _prior_profile(name: str, hw: Hardware) -> float | None:
@@ -496,9 +497,8 @@ def _prior_profile(name: str, hw: Hardware) -> float | None:
         return None
     what, impl, family = name.split(".")
     p = impls.profile(impl, hw, family)
-    if p is None:
-        return None
-    return {"rate": p.rate, "fixed": p.fixed_s, "cast": p.cast_fixed_s}[what]
+    value: float | None = getattr(p, _PROFILE_KINDS[what][0]) if p else None
+    return value
 
 
 def _intervals(names: list[str], result: Any, table: SpeedupTable, kernels: GemmRows | None,
