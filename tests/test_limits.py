@@ -160,14 +160,19 @@ def test_the_quantize_fixed_time_prices_the_cast_of_a_decode_layer():
     assert got == pytest.approx(t0 + (3 * K_ + 4) / bw, rel=1e-9)
 
 
-def test_a_quantize_fixed_time_outside_its_range_is_refused(monkeypatch):
+@pytest.mark.parametrize("entry, message", [
+    ({"cast_fixed_s": 1.0}, "cutlass/hopper/rowwise: cast_fixed_s 1.0 s outside"),
+    ({"rate": 0}, "cutlass/hopper/rowwise: rate 0.0 outside"),
+    ({"cast_fixed_s": "5e-6"}, "cutlass/hopper/rowwise: cast_fixed_s must be a number"),
+    ({"fixed_s": True}, "cutlass/hopper/rowwise: fixed_s must be a number")])
+def test_a_profile_number_that_is_no_plausible_number_is_refused(monkeypatch, entry, message):
     bad = dict(impls._data())
     bad["profile"] = [{"implementation": "cutlass", "generation": "hopper",
-                       "family": "rowwise", "cast_fixed_s": 1.0}]
+                       "family": "rowwise", **entry}]
     monkeypatch.setattr(impls, "_data", lambda: bad)
     impls.profiles.cache_clear()
     try:
-        with pytest.raises(ValueError, match="cutlass/hopper/rowwise: cast_fixed_s 1.0 s"):
+        with pytest.raises(ValueError, match=message):
             impls.profiles()
     finally:
         monkeypatch.undo()

@@ -30,7 +30,7 @@ from importlib import resources
 from typing import Any, Mapping
 
 from .. import symbols as S
-from ..validate import cell_choice, choice
+from ..validate import cell_choice, choice, show
 from .catalog import hardware
 from .entry import Hardware
 from .toml_io import tomllib
@@ -82,13 +82,21 @@ def profiles() -> tuple[Profile, ...]:
     """Every shipped profile."""
     out = []
     for raw in _data().get("profile", []):
-        p = Profile(check_implementation(raw["implementation"]), str(raw["generation"]),
-                    choice(raw["family"], S.SCALING_FAMILIES, "scaling family"),
-                    float(raw.get("rate", 1.0)),
-                    None if raw.get("fixed_s") is None else float(raw["fixed_s"]),
-                    str(raw.get("source", "")),
-                    None if raw.get("cast_fixed_s") is None else float(raw["cast_fixed_s"]))
-        where = f"implementations.toml: {p.implementation}/{p.generation}/{p.family}"
+        impl, gen = check_implementation(raw["implementation"]), str(raw["generation"])
+        family = choice(raw["family"], S.SCALING_FAMILIES, "scaling family")
+        where = f"implementations.toml: {impl}/{gen}/{family}"
+
+        def number(key: str) -> float | None:
+            value = raw.get(key)
+            if value is None:
+                return None
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{where}: {key} must be a number, not {show(value)}")
+            return float(value)
+
+        rate = number("rate")
+        p = Profile(impl, gen, family, 1.0 if rate is None else rate, number("fixed_s"),
+                    str(raw.get("source", "")), number("cast_fixed_s"))
         if not 0.05 <= p.rate <= 1.5:
             raise ValueError(f"{where}: rate {p.rate} outside 0.05..1.5")
         for name in ("fixed_s", "cast_fixed_s"):
