@@ -92,7 +92,8 @@ BEST_SHAPE: dict[str, tuple[dict[str, float], str]] = {
 # fast accumulation: the model prices the fast-accumulation kernels every other
 # row runs)
 SUPERSEDED = ("ao-infer-b200-r1", "ao-infer-b200-r2", "ao-infer-b200-r3",
-              "ao-moe-groupedmm-b200-v1", "ao-pr940-benchmatmul-h100-slowaccum")
+              "ao-moe-groupedmm-b200-v1", "ao-pr940-benchmatmul-h100-slowaccum",
+              "gnk-2025-rtx5090-400w-triton", "gnk-2025-rtx5090-400w-inductor")
 _WORKLOADS = ("linear", "gemm", "gemm-with-quant-both", "relu-linear", "ln-linear-sigmoid",
               "grouped-mm-fwd-bwd")
 _LAUNCH = "assumed; the launch floor (t_launch): one kernel launch, before any data"
