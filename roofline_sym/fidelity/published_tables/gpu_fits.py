@@ -169,6 +169,29 @@ SPECS = {s.gpu: s for s in (
                "t0_fp4_nvfp4", "t0_cast",
                *_profiles({"cutlass": ("tensorwise", "rowwise", "blockwise", "mx"),
                            "triton": ("nvfp4",)}))),
+    # GEMM-only rows of several libraries pin its rates; no layer or quantize row
+    # exists, so its kernel classes keep stated priors
+    Spec("RTX 5090",
+         sources=(), workloads=_WORKLOADS, gpus=("rtx5090",),
+         fixed={
+             "eta_cast": (0.81, "assumed; as B200 (HGX) (PUB; ao-mx-cast-b200)"),
+             "eta_transpose": (0.71, "assumed; as B200 (HGX) (PUB; ao-mx-cast-b200)"),
+             "eta_reduce": (0.85, "assumed; as H100 SXM"),
+             "eta_elementwise": (0.85, "assumed; as H100 SXM"),
+             "eta_norm": (0.85, "assumed; as H100 SXM"),
+         },
+         priors={
+             **_best_priors("RTX 5090"),
+             "t0_bf16": (2e-6, _LAUNCH),
+             "t0_cast": (4e-6, "assumed; B200 (HGX)'s fitted cast class, about 4 us (no "
+                               "RTX 5090 quantize row)"),
+             "eta_cast4": (0.195, "assumed; as B200 (HGX) (PUB; ao-nvfp4-kernels-gb200)"),
+         },
+         free=("eta_bf16", "eta_fp8", "eta_fp4", "kappa_rowwise", "kappa_mx",
+               "t0_bf16", "t0_fp8_tensorwise", "t0_fp8_rowwise", "t0_fp8_mx", "t0_fp4_mx",
+               "t0_fp4_nvfp4", "t0_cast",
+               *_profiles({"cutlass": ("tensorwise", "rowwise", "mx", "nvfp4"),
+                           "triton": ("tensorwise", "rowwise", "nvfp4")}))),
 )}
 
 
@@ -238,7 +261,7 @@ TRANSFERS = {
     "H200 SXM": ("H100 SXM", True), "H100 96GB HBM2e": ("H100 SXM", False),
     "H800 SXM": ("H100 SXM", True),
     "GB200 (per GPU)": ("B200 (HGX)", True), "B300 (HGX)": ("B200 (HGX)", True),
-    "GB300 (per GPU)": ("B200 (HGX)", True), "RTX 5090": ("B200 (HGX)", False),
+    "GB300 (per GPU)": ("B200 (HGX)", True),
     "A100 SXM 80GB": ("H100 SXM", False), "L40S": ("H100 SXM", False),
     "RTX 4090": ("H100 SXM", False),
     "MI300X": ("H100 SXM", False), "MI325X": ("H100 SXM", False),
