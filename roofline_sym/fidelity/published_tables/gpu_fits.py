@@ -168,7 +168,7 @@ SPECS = {s.gpu: s for s in (
                "t0_bf16", "t0_fp8_tensorwise", "t0_fp8_rowwise", "t0_fp8_mx", "t0_fp4_mx",
                "t0_fp4_nvfp4", "t0_cast",
                *_profiles({"cutlass": ("tensorwise", "rowwise", "blockwise", "mx"),
-                           "triton": ("nvfp4",)}))),
+                           "fbgemm": ("mx", "nvfp4"), "triton": ("nvfp4",)}))),
     # GEMM-only rows of several libraries pin its rates; no layer or quantize row
     # exists, so its kernel classes keep stated priors
     Spec("RTX 5090",
