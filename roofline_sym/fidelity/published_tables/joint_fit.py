@@ -102,7 +102,7 @@ def _bounds(name: str) -> tuple[float, float]:
 
 def _typical(name: str, values: dict[str, float]) -> float:
     """A starting point for a number the entry leaves unset."""
-    if name.startswith(("t0_", "fixed.", "cast.")):
+    if name.startswith("t0_") or _profile_class(name):
         return 4e-6
     return 1.0
 
@@ -475,7 +475,7 @@ def _fixed_time_priors(values: dict[str, float], free: Sequence[str]) -> np.ndar
     out = []
     for name in free:
         if name.startswith(PROFILE_NUMBERS):
-            parent = _PROFILE_KINDS[name.split(".")[0]][1]
+            parent = _profile_class(name)
         elif name.startswith("t0_"):
             parent = fixed_time_prior(name[3:])
         else:
@@ -485,10 +485,16 @@ def _fixed_time_priors(values: dict[str, float], free: Sequence[str]) -> np.ndar
     return PRIOR_WEIGHT * np.array(out)
 
 
+def _profile_class(name: str) -> str | None:
+    """The GPU fixed-time class an implementation profile number starts at and
+    is held near (``_PROFILE_KINDS``): None for a rate factor or another name."""
+    return _PROFILE_KINDS[name.split(".")[0]][1] if name.startswith(PROFILE_NUMBERS) else None
+
+
 def _prior_fixed(name: str, values: dict[str, float]) -> float | None:
     """An implementation's GEMM fixed time starts at the GPU's bf16 GEMM's,
-    its quantize kernels' at the GPU's cast class's (``_PROFILE_KINDS``)."""
-    parent = _PROFILE_KINDS[name.split(".")[0]][1] if name.startswith(PROFILE_NUMBERS) else None
+    its quantize kernels' at the GPU's cast class's."""
+    parent = _profile_class(name)
     return values.get(f"t0_{parent}") if parent else None
 
 
