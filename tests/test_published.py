@@ -46,9 +46,11 @@ def test_published_table_is_package_data_with_its_sources():
 
 def test_no_published_gemm_rate_is_above_its_gpus_peak():
     # a peak below a measured rate is a wrong peak (the RTX 5090's fp8 listed for fp32
-    # accumulation, 419 TFLOP/s, where cuBLASLt measures 773.5). Consumer cards boost
-    # above the clock their listing assumes: the RTX 4090 measures 1.06-1.08x its
-    # listed bf16 and fp8 rates, so 10% is allowed
+    # accumulation, 419 TFLOP/s, where cuBLASLt measures 773.5, 1.85x). Consumer cards
+    # run above the boost clock their listing assumes: the RTX 4090 measures 1.06-1.08x
+    # its listed bf16 and fp8 rates, the RTX 5090 up to 1.21x its bf16 rate (cuBLASLt on
+    # constant inputs, which draw less power); data-center parts are allowed 10%
+    headroom = {"RTX 5090": 1.25}
     k = gemm_rows()
     checked = 0
     for i in range(len(k)):
@@ -58,7 +60,8 @@ def test_no_published_gemm_rate_is_above_its_gpus_peak():
             continue
         rate = 2.0 * float(k.M[i]) * float(k.K[i]) * float(k.N[i]) / float(k.seconds[i])
         peak = float(hw.peak_flops[str(k.dtype[i])])
-        assert rate <= 1.10 * peak, (k.source_id[i], hw.name, k.dtype[i], rate / peak)
+        assert rate <= headroom.get(hw.name, 1.10) * peak, (k.source_id[i], hw.name,
+                                                             k.dtype[i], rate / peak)
         checked += 1
     assert checked > 600
 

@@ -77,7 +77,7 @@ BEST_SHAPE: dict[str, tuple[dict[str, float], str]] = {
     "GB300 (per GPU)": ({"bf16": 0.729, "fp8": 0.723, "fp4": 0.723}, "assumed; GB200's measured MAMF fractions (ST) 1822/2500 and 3615.6/5000, same peaks and power class; fp4 taken equal to fp8"),
     "L40S": ({"bf16": 0.78, "fp8": 0.78}, "assumed; torchao's default GEMM fraction 0.78 (TA), no MAMF run for Ada parts"),
     "RTX 4090": ({"bf16": 0.78, "fp8": 0.78}, "assumed; torchao's default GEMM fraction 0.78 (TA), no MAMF run for the RTX 4090"),
-    "RTX 5090": ({"bf16": 0.535, "fp8": 0.535, "fp4": 0.535}, "MH; bf16 torch.matmul 224.3/419 at M, N, K = 16384, 8192, 1280 (one shape, no MAMF search); fp8 and fp4 assumed equal to bf16, no measurement"),
+    "RTX 5090": ({"bf16": 1.0, "fp8": 0.565, "fp4": 0.68}, "MH, PUB; bf16 torch.matmul 224.3/209.5 at M, N, K = 16384, 8192, 1280 (MH), above the fp32-accumulate peak at the rated boost clock, taken as 1; fp8 torch._scaled_mm tensorwise 473/838 at 8192^3 (gnblog-nvrtc-rtx5090-600w); fp4 cuBLAS NVFP4 1139.85/1676 at 4096^3 (gnk-2026-rtx5090-400w)"),
     "MI300X": ({"bf16": 0.511, "fp8": 0.511}, "ST; bf16 668/1307.4 (MAMF); fp8 assumed equal to bf16, no measurement"),
     "MI325X": ({"bf16": 0.6, "fp8": 0.6}, "ST; bf16 785/1307.4 (MAMF); fp8 assumed equal to bf16, no measurement"),
     "MI355X": ({"bf16": 0.622, "fp8": 0.622, "fp4": 0.622}, "ST; bf16 1565/2516.6 (MAMF, measured value re-based from ST's 2300 denominator); fp8 and fp4 assumed equal to bf16, no measurement"),

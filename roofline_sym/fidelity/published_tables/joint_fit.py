@@ -380,10 +380,12 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
             return out
 
         def jacobian(x: np.ndarray) -> np.ndarray:
-            # forward differences, every column in one batched evaluation
-            xs = [x] + [x + step * np.eye(len(x))[j] for j in range(len(x))]
+            # one-sided differences, every column in one batched evaluation; a
+            # number at its upper bound steps down, never outside its range
+            h = np.where(x + step > bounds[1], -step, step)
+            xs = [x] + [x + h[j] * np.eye(len(x))[j] for j in range(len(x))]
             r = full([trial(v) for v in xs])
-            out: np.ndarray = ((r[1:] - r[0]) / step).T
+            out: np.ndarray = ((r[1:] - r[0]) / h[:, None]).T
             return out
 
         result = least_squares(residuals, np.log([x0[n] for n in pinned]), jac=jacobian,
