@@ -350,6 +350,20 @@ def test_uncalibrated_gpus_carry_the_fit_over():
         assert "derived" in hw.sources["kernel_efficiency"]
 
 
+def test_kernel_fixed_times_carry_over_within_a_generation_only():
+    # the H100's cast class (27 us, torchao's Hopper training tables) goes to the
+    # H200; an MI300X's kernels start at one launch of a GEMM, the H100's bf16 class
+    h100 = rs.hardware("H100 SXM")
+    cast, gemm = float(h100.kernel_fixed_s["cast"]), float(h100.gemm_fixed_s["bf16"])
+    assert cast > 3 * gemm  # the distinction matters for the shipped numbers
+    same = calibrations.transfer(h100, rs.hardware("H200 SXM"), True)
+    other = calibrations.transfer(h100, rs.hardware("MI300X"), False)
+    for kind in rs.symbols.KERNEL_KINDS:
+        assert same[f"t0_{kind}"] == pytest.approx(float(h100.kernel_fixed_s[kind]), rel=1e-3)
+        assert other[f"t0_{kind}"] == pytest.approx(gemm, rel=1e-3)
+    assert float(rs.hardware("MI300X").kernel_fixed_s["cast"]) == pytest.approx(gemm, rel=1e-3)
+
+
 def test_importing_the_package_runs_no_calibration():
     import subprocess
     import sys

@@ -78,9 +78,9 @@ BEST_SHAPE: dict[str, tuple[dict[str, float], str]] = {
     "L40S": ({"bf16": 0.78, "fp8": 0.78}, "assumed; torchao's default GEMM fraction 0.78 (TA), no MAMF run for Ada parts"),
     "RTX 4090": ({"bf16": 0.78, "fp8": 0.78}, "assumed; torchao's default GEMM fraction 0.78 (TA), no MAMF run for the RTX 4090"),
     "RTX 5090": ({"bf16": 1.0, "fp8": 0.565, "fp4": 0.68}, "MH, PUB; bf16 torch.matmul 224.3/209.5 at M, N, K = 16384, 8192, 1280 (MH), above the fp32-accumulate peak at the rated boost clock, taken as 1; fp8 torch._scaled_mm tensorwise 473/838 at 8192^3 (gnblog-nvrtc-rtx5090-600w); fp4 cuBLAS NVFP4 1139.85/1676 at 4096^3 (gnk-2026-rtx5090-400w)"),
-    "MI300X": ({"bf16": 0.511, "fp8": 0.511}, "ST; bf16 668/1307.4 (MAMF); fp8 assumed equal to bf16, no measurement"),
-    "MI325X": ({"bf16": 0.6, "fp8": 0.6}, "ST; bf16 785/1307.4 (MAMF); fp8 assumed equal to bf16, no measurement"),
-    "MI355X": ({"bf16": 0.622, "fp8": 0.622, "fp4": 0.622}, "ST; bf16 1565/2516.6 (MAMF, measured value re-based from ST's 2300 denominator); fp8 and fp4 assumed equal to bf16, no measurement"),
+    "MI300X": ({"bf16": 0.542, "fp8": 0.487}, "PUB; rocmblog-maf-part2: hipBLASLt best-shape bf16 708/1307.4, fp8 1273/2614.9 in one run at 750 W (kernels.csv); MAMF bf16 668/1307.4 (ST)"),
+    "MI325X": ({"bf16": 0.645, "fp8": 0.581}, "PUB; rocmblog-maf-part2: hipBLASLt best-shape bf16 843/1307.4, fp8 1519/2614.9 in one run at 1000 W (kernels.csv); MAMF bf16 785/1307.4 (ST)"),
+    "MI355X": ({"bf16": 0.622, "fp8": 0.622, "fp4": 0.622}, "ST, PUB; bf16 1565/2516.6 (MAMF, measured value re-based from ST's 2300 denominator); fp8 hipBLASLt 3130/5033 at 8192^3 (rocmblog-cdna4-fp8gemm-mi355x, kernels.csv; one shape, not a search); fp4 assumed equal to fp8, no measurement"),
     "Gaudi 3": ({"bf16": 0.741, "fp8": 0.769}, "ST; bf16 1243/1677, fp8 1289.5/1677 (MAMF)"),
 }
 
@@ -271,9 +271,10 @@ TRANSFERS = {
 
 def transfer(fitted: Hardware, target: Hardware, same_generation: bool) -> dict[str, float]:
     """The size-dependent numbers of ``target`` carried over from ``fitted``:
-    each kernel class at the same fraction of ``mem_efficiency``, every fixed
-    time as it is (seconds: a launch, prologue and epilogue do not scale with
-    the rates), the scaled- and grouped-GEMM factors as they are, the
+    each kernel class at the same fraction of ``mem_efficiency``, every GEMM
+    fixed time as it is (seconds: a launch, prologue and epilogue do not scale
+    with the rates), every kernel fixed time as it is within a generation and
+    at the bf16 GEMM's across, the scaled- and grouped-GEMM factors as they are, the
     slow-accumulation factor within a tensor-core generation, and
     (``same_generation``) each low-precision GEMM rate at the same ratio to
     the bf16 rate.  Returns ``{symbol name: value}`` for ``Hardware.with_values``.
@@ -305,8 +306,14 @@ def transfer(fitted: Hardware, target: Hardware, same_generation: bool) -> dict[
     for cls, value in fitted.gemm_fixed_s.items():
         if cls.split("_")[0] in target.peak_flops:
             out[f"t0_{cls}"] = _sig(float(value))
+    # a kernel class's fixed time is the calibrated GPU's within its generation; across
+    # generations the bf16 GEMM's (one launch of a data-parallel kernel): the H100's
+    # 27 us cast class is what torchao's training tables on Hopper pin, where the
+    # B200's quantize kernels measure 4 us
+    bf16_fixed = float(fitted.gemm_fixed_s["bf16"])
+    within = impls.generation(fitted) == impls.generation(target)
     for kind, value in fitted.kernel_fixed_s.items():
-        out[f"t0_{kind}"] = _sig(float(value))
+        out[f"t0_{kind}"] = _sig(float(value) if within else bf16_fixed)
     for family, value in fitted.scaling_efficiency.items():
         out[f"kappa_{family}"] = float(value)
     for d, value in fitted.grouped_efficiency.items():
@@ -376,8 +383,12 @@ def _entry_fields(fit_: SpeedupFit, spec: Spec, target: Hardware,
     cite = _CITE.format(rows=len(fit_.rows), kernels=0 if fit_.kernels is None
                         else len(fit_.kernels), sources=n_sources, gpus="/".join(spec.gpus))
     if carried is not None:
+        same = impls.generation(spec.gpu) == impls.generation(target)
+        kernels = ("kernel fixed times as seconds" if same else
+                   "kernel fixed times at its bf16 GEMM's, across generations")
         cite = (f"derived; {spec.gpu}'s calibration carried over by "
-                "fidelity/published_tables/gpu_fits.transfer (fixed times as seconds, kernel classes at the same fraction of "
+                "fidelity/published_tables/gpu_fits.transfer (GEMM fixed times as seconds, "
+                f"{kernels}, kernel classes at the same fraction of "
                 "mem_efficiency, rate factors as they are)")
     pinned = {x.name for x in fit_.numbers if x.fitted}
     out: dict[str, tuple[str, str]] = {}
