@@ -85,7 +85,9 @@ def test_calibration_improves_the_sample_and_size_dependence_fixes_small_shapes(
     assert not goals["tensorwise", "below 1024"]["passed"]
     extended = report(sample, hardware="h200", size_dependent=True)
     assert all(g["passed"] for g in extended.goals())
-    assert extended.stats("speedup.fp8_tensorwise")["after_max"] < 0.05
+    # the worst of its speedups is off by the sample's noise alone (2% lognormal per
+    # component, a ratio of sums of them: the largest of a hundred about 5%)
+    assert extended.stats("speedup.fp8_tensorwise")["after_max"] < 0.06
 
 
 def test_goal_bands_bound_the_largest_dimension_too(sample, sample_report):

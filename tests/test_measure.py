@@ -31,8 +31,9 @@ def test_every_cast_kernel_of_the_measured_recipes_has_an_implementation():
     n_kernels = sum(len(ks) for r in components.CAST_RECIPES
                     for ks in rs.linear(r, fuse=False).recipe.kernels.values())
     # tensorwise: amax, amax_final and casts, 3 + 4 + 3; rowwise: a row cast, a
-    # column amax and a column cast per tensor (3 x 3) and two rescales
-    assert len(casts) == n_kernels == 21
+    # column amax and a column cast per tensor (3 x 3) and two rescales, each a
+    # scale product and the in-place multiply (2 x 2)
+    assert len(casts) == n_kernels == 23
 
 
 @pytest.mark.parametrize("component, op", [
@@ -306,7 +307,7 @@ def test_harness_grid_loop_and_csv_work_without_torch():
         timer = lambda f, warmup, repeats: [1e-5] * repeats
         rows = list(ms.run(ms.grid("quick"), lambda c: c, timer))
         buf = io.StringIO(); mfile.write_measurements(rows, buf)
-        assert len(mfile.parse_csv(buf.getvalue())) == len(rows) == 126
+        assert len(mfile.parse_csv(buf.getvalue())) == len(rows) == 134
         try:
             ms.measure("out.csv")
         except cuda.MeasureError as exc:
@@ -387,10 +388,10 @@ def test_measure_writes_the_file_with_injected_ops_and_timer(tmp_path):
     m = mfile.read_csv(path)
     assert len(m) == len(cases) and m.gpu == "cpu"
     assert m.comments[0] == "roofline_sym measurements, schema 1"
-    assert m.comments[-1].startswith("finished: 32 rows")
+    assert m.comments[-1].startswith("finished: 34 rows")
     assert "timer function" in m.comments[2]
-    assert messages[0].startswith("measuring 32 cases on cpu")
-    assert messages[-1].startswith("wrote 32")
+    assert messages[0].startswith("measuring 34 cases on cpu")
+    assert messages[-1].startswith("wrote 34")
 
 
 def test_measure_without_torch_writes_skips_as_comments(tmp_path):
@@ -403,4 +404,4 @@ def test_measure_without_torch_writes_skips_as_comments(tmp_path):
                       make_op=make_op, timer=FakeTimer(), env={"gpu": "Fake"}, progress=None)
     m = mfile.read_csv(path)
     assert {c.kind for c in m.cases} == {"gemm", "micro"}
-    assert sum(c.startswith("skipped cast.") for c in m.comments) == 21
+    assert sum(c.startswith("skipped cast.") for c in m.comments) == 23

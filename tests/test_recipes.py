@@ -48,9 +48,11 @@ DEFAULT_TRAINING = {
     # the weight likewise, scales N (output GEMM) and K (grad_input GEMM)
     ("rowwise", "weight"): (10 * K * N + 4 * N + 4 * K,) * 2,
     ("rowwise", "grad_output"): (10 * M * N + 4 * M + 4 * N,) * 2,
-    # the unscaled backward GEMMs' outputs are rescaled: read and write bf16
-    ("rowwise", "grad_input"): (4 * M * K,) * 2,
-    ("rowwise", "grad_weight"): (4 * K * N,) * 2,
+    # the unscaled backward GEMMs' outputs are rescaled as torchao does it: the
+    # scale vectors multiplied out into fp32 (4n), then the bf16 output times that
+    # in place (2n + 4n read, 2n written)
+    ("rowwise", "grad_input"): (12 * M * K,) * 2,
+    ("rowwise", "grad_weight"): (12 * K * N,) * 2,
     # rowwise_with_gw_hp: activations cast once (3n, fused n) with row scales;
     # weight cast dim0 (3n + 4N), a scale-only kernel, cast dim1 tensorwise (3n)
     ("rowwise_with_gw_hp", "input"): (3 * M * K + 4 * M, M * K + 4 * M),

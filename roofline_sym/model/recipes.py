@@ -434,7 +434,9 @@ def _default_training(base: Mapping[str, Recipe]) -> dict[str, Recipe]:
     tensor again (torch.compile does not fuse a strided reduction with its
     consumer; the bytes are those of the fused kernel, one launch more); the
     backward GEMMs run unscaled and their outputs are rescaled by a kernel of
-    their own (torchao float8_ops.addmm_float8_unwrapped, pytorch/ao#2184).
+    their own (torchao float8_ops.addmm_float8_unwrapped, pytorch/ao#2184): the
+    outer product of the scale vectors materialized in fp32, then an in-place
+    multiply.
     The per-tensor and per-row recipes run their backward GEMMs without fast
     accumulation (Float8LinearConfig's gemm_config_grad_input and
     gemm_config_grad_weight), at ``kappa_accum_fp8`` of the fast rate.
@@ -447,7 +449,12 @@ def _default_training(base: Mapping[str, Recipe]) -> dict[str, Recipe]:
     # (one kernel), those per row of K x N per stored column (reduction, then cast)
     w_rows = replace(rows, reads=(BF,), scales=(_cols("rowwise"),))
     w_cols = replace(cols, reads=(BF, BF), scales=(_rows("rowwise"),))
-    rescale = (Kernel("rescale", (BF,), (BF,), kind="rescale"),)
+    # the unscaled backward GEMM's output rescaled as torchao does it: the row-scale
+    # and column-scale vectors multiplied into an M x N fp32 tensor (one kernel,
+    # 4 bytes written per element), then the bf16 output multiplied by it in place
+    # (2 + 4 bytes read, 2 written), not one fused pass over the output
+    rescale = (Kernel("scale_product", writes=("fp32",), kind="elementwise"),
+               Kernel("rescale", (BF, "fp32"), (BF,), kind="rescale"))
     out = dict(base)
     # the backward GEMMs are cuBLAS's per-tensor kernel with unit scales: priced in
     # the tensorwise family (its rate and fixed time), reading no scales

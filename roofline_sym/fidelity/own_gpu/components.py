@@ -76,6 +76,7 @@ CAST_IMPLS: dict[tuple[str, str, str], tuple[str, bool]] = {
     ("rowwise", "weight", "amax_cols"): ("rw_amax_cols", False),
     ("rowwise", "weight", "cast_rows"): ("rw_cast_cols", False),
     ("rowwise", "weight", "cast_cols"): ("rw_rows", False),
+    ("rowwise", "act", "scale_product"): ("scale_product", False),
     ("rowwise", "act", "rescale"): ("rescale", False),
 }
 MICRO = ("micro.launch", "micro.copy")

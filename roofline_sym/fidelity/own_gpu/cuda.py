@@ -169,14 +169,17 @@ def _cast_impls(torch: Any) -> dict[str, Callable[..., Any]]:
     def transpose(x: Tensor) -> Tensor:  # read bf16, write the bf16 transpose
         return x.t().contiguous()
 
-    def rescale(x: Tensor) -> Tensor:  # a GEMM output times its operands' row and column scales
-        rows = x.new_ones(x.shape[0], 1, dtype=torch.float32)
-        cols = x.new_ones(1, x.shape[1], dtype=torch.float32)
-        return (x.float() * rows * cols).to(x.dtype)
+    def scale_product(rows: Tensor, cols: Tensor) -> Tensor:
+        # the operands' row and column scales multiplied out: an fp32 tensor
+        return rows * cols
+
+    def rescale(x: Tensor, product: Tensor) -> Tensor:
+        # a GEMM output times the scale product, in place (read bf16 and fp32, write bf16)
+        return x.mul_(product)
 
     return {f.__name__: f for f in (amax, amax_final, tw_cast, tw_cast_t, tw_cast_dim0_dim1,
                                     rw_rows, rw_rows_transpose, rw_amax_cols, rw_cast_cols, transpose,
-                                    rescale)}
+                                    scale_product, rescale)}
 
 
 class TorchOps:
@@ -249,9 +252,14 @@ class TorchOps:
         fn = self._compiled[impl]
         if impl == "amax_final":
             return partial(fn, t.rand(d0, device=dev, dtype=t.float32))
+        if impl == "scale_product":
+            return partial(fn, t.ones(d0, 1, device=dev, dtype=t.float32),
+                           t.ones(1, d1, device=dev, dtype=t.float32))
         x = t.randn(d0, d1, device=dev, dtype=t.bfloat16)
         if impl.startswith("tw_"):
             return partial(fn, x, t.tensor(1.0, device=dev))
         if impl == "rw_cast_cols":
             return partial(fn, x, t.ones(1, d1, device=dev, dtype=t.float32))
+        if impl == "rescale":
+            return partial(fn, x, t.ones(d0, d1, device=dev, dtype=t.float32))
         return partial(fn, x)

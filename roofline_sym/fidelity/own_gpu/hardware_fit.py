@@ -67,7 +67,7 @@ def hardware_values(hw: Hardware) -> dict[str, float]:
     """``{symbol name: float}`` of a hardware entry (``P_fp8``, ``eta_mem``...).
 
     >>> hardware_values(lookup_hardware("h200"))["eta_fp8"]
-    0.6889
+    0.6887
     """
     return {str(k): float(v) for k, v in hw.stated.items()}
 
@@ -464,12 +464,17 @@ def _regime_counts(names: Sequence[str], dtype: np.ndarray, active: np.ndarray
     return counts
 
 
+_RESOLVED_S = 1e-7
+
+
 def _fitted_calibration(meas: Measurements, base: Hardware, fitted: dict[str, float],
                         dtypes: Sequence[str], counts: Mapping[str, int], notes: list[str],
                         rms: float, name: str | None) -> Calibration:
     values = {k: v for k, v in fitted.items() if not k.startswith("t0_")}
-    fixed_s = {k.removeprefix("t0_"): _sig(v, 3) for k, v in fitted.items()
-               if k.startswith("t0_")}
+    # a fixed time under 0.1 us is below what a timed kernel resolves (and what a
+    # hardware entry accepts): the fit found none
+    fixed_s = {k.removeprefix("t0_"): _sig(v, 3) if v >= _RESOLVED_S else 0.0
+               for k, v in fitted.items() if k.startswith("t0_")}
     file_name = Path(meas.source).name if meas.source else "measurements"
     digest = ""
     if meas.source and Path(meas.source).is_file():

@@ -63,7 +63,7 @@ def default_grid(cubes: Iterable[int] = CUBES, llama_tokens: Iterable[int] = LLA
 
     >>> g = default_grid(cubes=[512], llama_tokens=[], micro=False)
     >>> len(g), g[0].shape, g[-1].component
-    (30, 'cube-512', 'cast.rowwise.grad_weight.rescale')
+    (32, 'cube-512', 'cast.rowwise.grad_weight.rescale')
     """
     layer_components = [c for c in (components or COMPONENTS) if not c.startswith("micro.")]
     for c in layer_components:
@@ -106,7 +106,7 @@ def grid(name: str = "default") -> list[Case]:
     """A named grid: ``default`` or ``quick``.
 
     >>> len(grid("quick"))
-    126
+    134
     """
     if name not in GRIDS:
         raise unknown_name("grid", name, GRIDS)
@@ -211,7 +211,7 @@ def estimate_seconds(cases: Iterable[Case], hardware: Any = "h100-sxm",
     they are dominated by ``per_repeat_s`` anyway.
 
     >>> round(estimate_seconds(grid("default")) / 60, 1)
-    2.1
+    2.3
     """
     hw = lookup_hardware(hardware)
     values = {str(k): float(v) for k, v in hw.parameters.items()}

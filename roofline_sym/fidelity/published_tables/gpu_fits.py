@@ -308,7 +308,7 @@ def transfer(fitted: Hardware, target: Hardware, same_generation: bool) -> dict[
             out[f"t0_{cls}"] = _sig(float(value))
     # a kernel class's fixed time is the calibrated GPU's within its generation; across
     # generations the bf16 GEMM's (one launch of a data-parallel kernel): the H100's
-    # 27 us cast class is what torchao's training tables on Hopper pin, where the
+    # cast class (about 20 us) is what torchao's training tables on Hopper pin, where the
     # B200's quantize kernels measure 4 us
     bf16_fixed = float(fitted.gemm_fixed_s["bf16"])
     within = impls.generation(fitted) == impls.generation(target)
