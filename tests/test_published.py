@@ -351,7 +351,7 @@ def test_uncalibrated_gpus_carry_the_fit_over():
 
 
 def test_kernel_fixed_times_carry_over_within_a_generation_only():
-    # the H100's cast class (about 20 us, torchao's Hopper training tables) goes to the
+    # the H100's cast class (about 17 us, torchao's Hopper training tables) goes to the
     # H200; an MI300X's kernels start at one launch of a GEMM, the H100's bf16 class
     h100 = rs.hardware("H100 SXM")
     cast, gemm = float(h100.kernel_fixed_s["cast"]), float(h100.gemm_fixed_s["bf16"])

@@ -250,8 +250,8 @@ def breakeven_curve(model: Linear, ks: Iterable[float], *, n_ratio: float = 1.0,
     >>> import roofline_sym as rs
     >>> m = rs.linear("tensorwise", fuse=True).on("h100")
     >>> breakeven_curve(m, [4096, 16384]).round(1)
-    array([[2295.3],
-           [ 682.7]])
+    array([[1974.4],
+           [ 655.1]])
     """
     mb = _bound(model, hw)
     columns = []

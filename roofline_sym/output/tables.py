@@ -404,7 +404,7 @@ def breakeven_rows(recipes: Iterable[str], gpus: Iterable[str], *, mode: str = "
 
     >>> rows = breakeven_rows(["tensorwise"], ["h100-sxm"])
     >>> rows[0].recipe, rows[0].gpu, round(float(rows[0].result.root_values[0]))
-    ('tensorwise', 'H100 SXM', 3693)
+    ('tensorwise', 'H100 SXM', 3467)
     """
     if "solve_for" in solve:
         along = None
@@ -443,7 +443,7 @@ def overview(hw: Hardware, cubes: Iterable[int] = (1024, 2048, 4096, 8192, 16384
     ``x*`` (``band_label`` says what it is).
 
     >>> print(overview(hardware("h100"), cubes=[4096]).splitlines()[4])
-    tensorwise                           3693  gemm C3  cast M7 L3        1152  gemm C3  cast M7 L3        1.12
+    tensorwise                           3467  gemm C3  cast M7 L3        1037  gemm C3  cast M7 L3        1.19
     """
     cubes = list(cubes)
     x = np.array(cubes, dtype=float)

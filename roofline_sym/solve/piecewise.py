@@ -227,7 +227,7 @@ class NumericBreakEven(BreakEven):
         >>> import roofline_sym as rs
         >>> m = rs.linear("tensorwise", fuse=True).on("h100")
         >>> solve_piecewise(Problem.of(m, rs.x, {rs.M: rs.x, rs.K: rs.x, rs.N: rs.x})).headline()
-        ('3303', 'gemm C3  cast M5 L5')
+        ('3109', 'gemm C3  cast M5 L5')
         """
         crossings = self.crossing_values
         if len(crossings):

@@ -67,7 +67,7 @@ def hardware_values(hw: Hardware) -> dict[str, float]:
     """``{symbol name: float}`` of a hardware entry (``P_fp8``, ``eta_mem``...).
 
     >>> hardware_values(lookup_hardware("h200"))["eta_fp8"]
-    0.6887
+    0.6914
     """
     return {str(k): float(v) for k, v in hw.stated.items()}
 

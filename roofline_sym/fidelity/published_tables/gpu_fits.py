@@ -92,6 +92,7 @@ BEST_SHAPE: dict[str, tuple[dict[str, float], str]] = {
 # fast accumulation: the model prices the fast-accumulation kernels every other
 # row runs)
 SUPERSEDED = ("ao-infer-b200-r1", "ao-infer-b200-r2", "ao-infer-b200-r3",
+              "f8exp-pr100-linear-h100",
               "ao-moe-groupedmm-b200-v1", "ao-pr940-benchmatmul-h100-slowaccum",
               "gnk-2025-rtx5090-400w-triton", "gnk-2025-rtx5090-400w-inductor")
 _WORKLOADS = ("linear", "gemm", "gemm-with-quant-both", "relu-linear", "ln-linear-sigmoid",
@@ -308,7 +309,7 @@ def transfer(fitted: Hardware, target: Hardware, same_generation: bool) -> dict[
             out[f"t0_{cls}"] = _sig(float(value))
     # a kernel class's fixed time is the calibrated GPU's within its generation; across
     # generations the bf16 GEMM's (one launch of a data-parallel kernel): the H100's
-    # cast class (about 20 us) is what torchao's training tables on Hopper pin, where the
+    # cast class (about 17 us) is what torchao's training tables on Hopper pin, where the
     # B200's quantize kernels measure 4 us
     bf16_fixed = float(fitted.gemm_fixed_s["bf16"])
     within = impls.generation(fitted) == impls.generation(target)
