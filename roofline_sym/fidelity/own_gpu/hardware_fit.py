@@ -49,7 +49,7 @@ from ...devices.toml_io import (TOML_FIELDS, cited_sources, hardware_toml, toml_
                                 write_hardware)
 from ...model.layer import Linear
 from ...model.term import roofline_piece_times
-from ...validate import unknown_name
+from ...validate import RANGES, unknown_name
 from .components import GEMM_CLASSES, Case, model_times
 from .timing import RepeatPolicy, grid, run
 from ..published_tables.joint_fit import fit_speedups
@@ -464,16 +464,14 @@ def _regime_counts(names: Sequence[str], dtype: np.ndarray, active: np.ndarray
     return counts
 
 
-_RESOLVED_S = 1e-7
-
-
 def _fitted_calibration(meas: Measurements, base: Hardware, fitted: dict[str, float],
                         dtypes: Sequence[str], counts: Mapping[str, int], notes: list[str],
                         rms: float, name: str | None) -> Calibration:
     values = {k: v for k, v in fitted.items() if not k.startswith("t0_")}
-    # a fixed time under 0.1 us is below what a timed kernel resolves (and what a
-    # hardware entry accepts): the fit found none
-    fixed_s = {k.removeprefix("t0_"): _sig(v, 3) if v >= _RESOLVED_S else 0.0
+    # a fixed time below the smallest a hardware entry accepts (0.1 us, under what a
+    # timed kernel resolves): the fit found none
+    floor = RANGES["fixed_time"].low
+    fixed_s = {k.removeprefix("t0_"): _sig(v, 3) if v >= floor else 0.0
                for k, v in fitted.items() if k.startswith("t0_")}
     file_name = Path(meas.source).name if meas.source else "measurements"
     digest = ""

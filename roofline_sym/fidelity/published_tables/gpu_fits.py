@@ -321,7 +321,7 @@ def transfer(fitted: Hardware, target: Hardware, same_generation: bool) -> dict[
         if d in target.peak_flops:
             out[f"kappa_grouped_{d}"] = float(value)
     # how a GEMM accumulates is the tensor cores': carried within a generation only
-    if impls.generation(fitted) == impls.generation(target):
+    if within:
         for d, value in fitted.accumulation_efficiency.items():
             if d in target.peak_flops:
                 out[f"kappa_accum_{d}"] = float(value)
