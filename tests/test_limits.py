@@ -145,6 +145,30 @@ def test_a_quantize_fixed_time_carries_over_from_another_generation():
     assert both == pytest.approx((hopper * other) ** 0.5)
 
 
+def test_a_gemm_fixed_time_carries_over_from_the_librarys_other_families():
+    # no row times a Triton per-tensor GEMM on Hopper; Triton's blockwise and
+    # rowwise GEMMs there are timed (16-19 us, Triton's launcher seen by the
+    # sources' timers): its per-tensor GEMM carries their geometric mean, not
+    # the GPU's own per-tensor class (5-7 us, cuBLASLt's)
+    h100 = rs.hardware("h100")
+    assert impls.profile("triton", h100, "tensorwise") is None
+    block = impls.profile("triton", h100, "blockwise").fixed_s
+    row = impls.profile("triton", h100, "rowwise").fixed_s
+    seen = impls.apply(h100, "triton", "tensorwise")
+    assert float(seen.gemm_fixed_s["fp8_tensorwise"]) == pytest.approx((block * row) ** 0.5)
+    assert float(seen.gemm_fixed_s["fp8_rowwise"]) == pytest.approx(row)  # pinned: its own
+    assert float(seen.gemm_fixed_s["bf16"]) == float(h100.gemm_fixed_s["bf16"])  # not the library's
+    # a fit's numbers (shipped=False): only its own pinned families, never the
+    # shipped profiles (fitted with whatever the fit leaves out)
+    v = {str(k): float(x) for k, x in h100.parameters.items()}
+    fit = impls.profile_values(v, "triton", h100, {"fixed.triton.rowwise": 2e-5}, shipped=False)
+    assert fit["t0_fp8_tensorwise"] == pytest.approx(2e-5)
+    assert impls.profile_values(v, "triton", h100, {}, shipped=False) == {}
+    # a library with no fixed time on the generation: the GPU's classes
+    assert impls.gemm_fixed_time("te", "b200") is None
+    assert impls.gemm_fixed_time("torch", h100) is None
+
+
 def test_the_quantize_fixed_time_prices_the_cast_of_a_decode_layer():
     # rowwise inference at M = 1, K = 5376: one cast kernel reads the bf16
     # activation (2 K bytes) and writes fp8 data (K) and one fp32 scale (4):

@@ -36,7 +36,8 @@ from .entry import Hardware
 from .toml_io import tomllib
 
 __all__ = ["IMPLEMENTATIONS", "QUANTIZE_KINDS", "Profile", "profiles", "profile", "generation",
-           "apply", "profile_values", "quantize_fixed_time", "check_implementation",
+           "apply", "profile_values", "gemm_fixed_time", "quantize_fixed_time",
+           "check_implementation",
            "quantize_writes_scale_layout"]
 
 IMPLEMENTATIONS = ("torch", "cutlass", "triton", "deepgemm", "fbgemm", "te")
@@ -177,10 +178,13 @@ def profile_values(values: Mapping[str, float], implementation: str, gpu: Hardwa
     out: dict[str, float] = {}
     if implementation == "torch":
         return out
+    sibling = gemm_fixed_time(implementation, gpu, trial, shipped)
     for fam in S.SCALING_FAMILIES:  # every family's GEMMs (a recipe may mix them)
         known = profile(implementation, gpu, fam) if shipped else None
         rate = trial.get(f"rate.{implementation}.{fam}", known.rate if known else 1.0)
         t0 = trial.get(f"fixed.{implementation}.{fam}", known.fixed_s if known else None)
+        if t0 is None:
+            t0 = sibling
         if rate != 1.0:
             out[f"kappa_{fam}"] = min(max(values[f"kappa_{fam}"] * rate, 0.05), 1.5)
         if t0 is not None:
@@ -194,6 +198,35 @@ def profile_values(values: Mapping[str, float], implementation: str, gpu: Hardwa
         if cast is not None:
             out.update({f"t0_{k}": cast for k in QUANTIZE_KINDS if f"t0_{k}" in values})
     return out
+
+
+def gemm_fixed_time(implementation: str, gpu: Hardware | str,
+                    trial: Mapping[str, float] | None = None, shipped: bool = True
+                    ) -> float | None:
+    """The GEMM fixed time ``implementation`` carries to a scaling family of
+    ``gpu``'s generation that no row pins: the geometric mean of its other
+    families' there (``trial``'s ``fixed.<impl>.<family>`` numbers, a fit's,
+    else, with ``shipped``, the shipped profiles'), or None (the GPU's GEMM
+    classes).  A library's start-up (launch, prologue, epilogue) is its own on
+    a GPU whatever the scales: the data's fixed times agree within about 25%
+    across families of one library and generation, its rates do not.
+
+    >>> gemm_fixed_time("torch", "h100") is None
+    True
+    >>> round(gemm_fixed_time("cutlass", "h100") * 1e6, 1)  # blockwise, rowwise, tensorwise
+    5.3
+    """
+    if implementation == "torch":
+        return None
+    found = [v for k, v in (trial or {}).items() if k.startswith(f"fixed.{implementation}.")]
+    if not found and shipped:
+        gen = generation(gpu)
+        found = [p.fixed_s for p in profiles()
+                 if (p.implementation, p.generation) == (implementation, gen)
+                 and p.fixed_s is not None]
+    if not found:
+        return None
+    return float(math.exp(sum(map(math.log, found)) / len(found)))
 
 
 def quantize_fixed_time(implementation: str, gpu: Hardware | str, family: str,

@@ -30,7 +30,8 @@ from .speedup_table import COLUMN_ARRAYS, SpeedupTable, published
 from .intervals import WORKLOAD_CLASSES, RowClass, table_classes
 from .rows import predict, row_family, row_gpu
 
-__all__ = ["CrossValidation", "leave_one_source_out", "scored_rows", "assemble", "fits_reading"]
+__all__ = ["CrossValidation", "leave_one_source_out", "scored_rows", "assemble", "fits_reading",
+           "refit_predictions", "fit_predictions"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,6 +115,24 @@ def _row_hardware(gpu_key: str, fits: Mapping[str, SpeedupFit]) -> tuple[Hardwar
     return shipped, {}
 
 
+def refit_predictions(rows: SpeedupTable, hw: Hardware, profiles: Mapping[str, float]
+                      ) -> np.ndarray:
+    """The speedups of ``rows`` (one GPU's) predicted by a refitted entry
+    ``hw`` and its fitted implementation ``profiles`` alone: a profile the
+    refit did not pin runs as torch does, never as the shipped data (fitted
+    with the rows held out) say."""
+    values = {str(k): float(v) for k, v in hw.parameters.items()}
+    values.update(profiles)
+    return predict_rows(rows, values, hw, shipped=False)
+
+
+def fit_predictions(fit: SpeedupFit, rows: SpeedupTable) -> np.ndarray:
+    """``refit_predictions`` of rows of ``fit``'s own GPU, within the physical
+    limits as the shipped data are written (``calibrations.limited``)."""
+    profiles = {k: v for k, v in fit.values.items() if k.startswith(PROFILE_NUMBERS)}
+    return refit_predictions(rows, *calibrations.limited(fit.hardware, profiles))
+
+
 def leave_one_source_out(table: SpeedupTable | None = None, kernels: GemmRows | None = None,
                          sources: Iterable[str] | None = None) -> CrossValidation:
     """Refit each GPU's calibration without one source at a time and predict
@@ -142,11 +161,7 @@ def leave_one_source_out(table: SpeedupTable | None = None, kernels: GemmRows | 
         classes = []
         for key in dict.fromkeys(str(g) for g in rows.gpu):
             sub = np.flatnonzero(rows.gpu == key)
-            part = rows.select(sub)
-            hw, profiles = _row_hardware(key, fits)
-            values = {str(k): float(v) for k, v in hw.parameters.items()}
-            values.update(profiles)
-            pred[sub] = predict_rows(part, values, hw, shipped=False)
+            pred[sub] = refit_predictions(rows.select(sub), *_row_hardware(key, fits))
         for i in range(len(rows)):
             key, impl, family = str(rows.gpu[i]), str(rows.implementation[i]), row_family(rows, i)
             calibrated = any(key in s.gpus for s in specs)
