@@ -218,7 +218,9 @@ def gemm_fixed_time(implementation: str, gpu: Hardware | str,
     """
     if implementation == "torch":
         return None
-    found = [v for k, v in (trial or {}).items() if k.startswith(f"fixed.{implementation}.")]
+    trial = trial or {}
+    named = (f"fixed.{implementation}.{family}" for family in S.SCALING_FAMILIES)
+    found = [trial[name] for name in named if name in trial]
     if not found and shipped:
         gen = generation(gpu)
         found = [p.fixed_s for p in profiles()
