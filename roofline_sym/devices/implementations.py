@@ -226,9 +226,15 @@ def gemm_fixed_time(implementation: str, gpu: Hardware | str,
         found = [p.fixed_s for p in profiles()
                  if (p.implementation, p.generation) == (implementation, gen)
                  and p.fixed_s is not None]
-    if not found:
-        return None
-    return float(math.exp(sum(map(math.log, found)) / len(found)))
+    return _geometric_mean(found)
+
+
+def _geometric_mean(times: list[float]) -> float | None:
+    """The geometric mean of fixed times carried from elsewhere (one: itself,
+    exactly; none: None)."""
+    if len(times) < 2:
+        return times[0] if times else None
+    return float(math.exp(sum(map(math.log, times)) / len(times)))
 
 
 def quantize_fixed_time(implementation: str, gpu: Hardware | str, family: str,
@@ -253,9 +259,7 @@ def quantize_fixed_time(implementation: str, gpu: Hardware | str, family: str,
     found = [p.cast_fixed_s for p in profiles()
              if (p.implementation, p.family) == (implementation, family)
              and p.generation != gen and p.cast_fixed_s is not None]
-    if len(found) < 2:
-        return found[0] if found else None
-    return float(math.exp(sum(map(math.log, found)) / len(found)))
+    return _geometric_mean(found)
 
 
 def apply(hw: Hardware, implementation: str, family: str | None = None) -> Hardware:

@@ -104,7 +104,7 @@ def _row_hardware(gpu_key: str, fits: Mapping[str, SpeedupFit]) -> tuple[Hardwar
     shipped = row_gpu(gpu_key)
     for spec_gpu, fit in fits.items():
         spec = calibrations.SPECS[spec_gpu]
-        profiles = {k: v for k, v in fit.values.items() if k.startswith(PROFILE_NUMBERS)}
+        profiles = _profile_numbers(fit)
         if shipped.name == spec_gpu or gpu_key in spec.gpus:
             return calibrations.limited(fit.hardware, profiles)
         rule = calibrations.TRANSFERS.get(shipped.name)
@@ -129,8 +129,12 @@ def refit_predictions(rows: SpeedupTable, hw: Hardware, profiles: Mapping[str, f
 def fit_predictions(fit: SpeedupFit, rows: SpeedupTable) -> np.ndarray:
     """``refit_predictions`` of rows of ``fit``'s own GPU, within the physical
     limits as the shipped data are written (``calibrations.limited``)."""
-    profiles = {k: v for k, v in fit.values.items() if k.startswith(PROFILE_NUMBERS)}
-    return refit_predictions(rows, *calibrations.limited(fit.hardware, profiles))
+    return refit_predictions(rows, *calibrations.limited(fit.hardware, _profile_numbers(fit)))
+
+
+def _profile_numbers(fit: SpeedupFit) -> dict[str, float]:
+    """A fit's implementation profile numbers by name (``rate.<impl>.<family>``, ...)."""
+    return {k: v for k, v in fit.values.items() if k.startswith(PROFILE_NUMBERS)}
 
 
 def leave_one_source_out(table: SpeedupTable | None = None, kernels: GemmRows | None = None,
