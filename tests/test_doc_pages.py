@@ -143,6 +143,23 @@ def test_fidelity_page_computes_its_figures_from_the_stored_residuals(monkeypatc
     assert scope["lines"][0].startswith(f"| over {len(stored)} single-shape rows of "
                                         f"{len(order)} sources")
     assert "80% intervals cover" in printed.getvalue()
+    # the test score beside the validation score, from the first-sight record alone
+    from roofline_sym.fidelity.published_tables import first_sight
+
+    scores = {line.split(" | ")[0].lstrip("| "): line.split(" | ")[1:]
+              for line in scope["scores"][2:]}
+    assert scores["validation score (leave-one-source-out)"][:2] == [str(len(order)),
+                                                                    str(len(stored))]
+    test = scores["test score (first sight)"]
+    recorded = first_sight.read_first_sight()
+    with open(first_sight.rows_path(), newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert test[:2] == [str(len(recorded)), str(len(rows))]
+    if rows:
+        m = np.array([float(r["measured_speedup"]) for r in rows])
+        p = np.array([float(r["predicted_speedup"]) for r in rows])
+        assert test[2:4] == [f"{np.median(np.abs(p / m - 1)):.1%}",
+                             f"{np.percentile(np.abs(p / m - 1), 90):.1%}"]
 
     # the grid's counts ("The grid and the time budget"): 6 cubes, and at each of the 2
     # token counts the Llama block's 4 distinct (K, N), one of them the 8192 cube

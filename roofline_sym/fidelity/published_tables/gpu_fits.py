@@ -33,7 +33,7 @@ from .joint_fit import FIXED_LIMIT, RATE_LIMIT, SpeedupFit, fit_speedups
 from .speedup_table import SpeedupTable, published
 from .rows import predictable
 
-__all__ = ["Spec", "SPECS", "SUPERSEDED", "BEST_SHAPE", "rows", "scored", "kernel_rows", "fit",
+__all__ = ["Spec", "SPECS", "SUPERSEDED", "TEST_SET", "BEST_SHAPE", "rows", "scored", "kernel_rows", "fit",
            "prior_entry", "unfitted",
            "transfer", "TRANSFERS", "dataset_fields", "profile_toml", "write_dataset"]
 
@@ -95,6 +95,11 @@ SUPERSEDED = ("ao-infer-b200-r1", "ao-infer-b200-r2", "ao-infer-b200-r3",
               "f8exp-pr100-linear-h100",
               "ao-moe-groupedmm-b200-v1", "ao-pr940-benchmatmul-h100-slowaccum",
               "gnk-2025-rtx5090-400w-triton", "gnk-2025-rtx5090-400w-inductor")
+# Sources kept as the test set (published/README.md, "The test set"): scored by
+# the shipped model at first sight (first_sight.csv) and kept out of every fit
+# and of leave-one-source-out, their kernel rows too, so that their score stays
+# a test score that no model choice has read
+TEST_SET: tuple[str, ...] = ()
 _WORKLOADS = ("linear", "gemm", "gemm-with-quant-both", "relu-linear", "ln-linear-sigmoid",
               "grouped-mm-fwd-bwd")
 _LAUNCH = "assumed; the launch floor (t_launch): one kernel launch, before any data"
@@ -210,9 +215,9 @@ def rows(spec: Spec, table: SpeedupTable | None = None,
 
 def scored(table: SpeedupTable) -> np.ndarray:
     """Which rows a fit reads and a cross-validation scores: single-shape,
-    measured, not ``SUPERSEDED``."""
+    measured, neither ``SUPERSEDED`` nor in the ``TEST_SET``."""
     ok: np.ndarray = (predictable(table) & ~np.isnan(table.measured)
-                      & ~np.isin(table.source_id, SUPERSEDED))
+                      & ~np.isin(table.source_id, SUPERSEDED + TEST_SET))
     return ok
 
 
@@ -220,7 +225,7 @@ def kernel_rows(spec: Spec, kernels: GemmRows | None = None,
                 exclude: tuple[str, ...] = ()) -> GemmRows:
     """The GEMM kernel rows ``spec`` anchors its GEMM classes with."""
     k = gemm_rows() if kernels is None else kernels
-    keep = np.isin(k.gpu, spec.gpus) & ~np.isin(k.source_id, exclude + SUPERSEDED)
+    keep = np.isin(k.gpu, spec.gpus) & ~np.isin(k.source_id, exclude + SUPERSEDED + TEST_SET)
     if spec.sources:
         keep &= np.isin(k.source_id, spec.sources)
     return k.select(keep)
