@@ -87,7 +87,7 @@ def score_first_sight(rows: Any, *, date: str | None = None, model_commit: str =
         raise ValueError(f"{table.source}: a first-sight score is of one source, "
                          f"not {sources}")
     for i in np.flatnonzero(~predictable(table) | ~np.isfinite(table.measured)):
-        raise ValueError(f"{table.where(i)}: a first-sight row needs a single shape and a "
+        raise ValueError(f"{table.where(int(i))}: a first-sight row needs a single shape and a "
                          "measured speedup")
     day = date or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     datetime.date.fromisoformat(day)  # an ISO date, or ValueError
