@@ -10,6 +10,7 @@ import importlib
 from typing import Any
 
 from ._version import version as _version
+from .architectures import architecture
 from .devices import Hardware, hardware, list_hardware, load_hardware
 from .interop import float8_module_filter, shape_set, shapes_from_module
 from .model import OUTPUTS, Linear, limits, list_workloads, linear, sensitivity
@@ -58,6 +59,6 @@ __all__ = [
     "breakeven", "BreakEven", "limits", "sensitivity",
     "latex", "latex_preamble", "breakeven_table",
     "shape_set", "ShapeSet", "list_shape_sets", "grid", "sweep", "SweepResult", "model_grid",
-    "shapes_from_module", "float8_module_filter",
+    "shapes_from_module", "float8_module_filter", "architecture",
     "fidelity", "plot",
 ]

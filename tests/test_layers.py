@@ -21,6 +21,7 @@ LAYERS = [
     ("validate", "datafile", "symbols", "renderers", "_version"),  # foundations: checks,
     # data files read and written, the symbol factory, LaTeX writers, the version
     ("devices",),   # hardware entries, datasets, TOML files, sources
+    ("architectures",),  # transformers as data: built-ins, Hugging Face configs
     ("evaluation",),  # expressions to numbers: code generation, runtime, kernel cache, dask
     ("model",),     # formats, terms and the roofline, GEMMs, recipes, presets, Linear
     ("solve",),     # break-even

@@ -96,19 +96,24 @@ def test_dsv3_ffn_parameters():
 
 
 # -- Llama 3 -----------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["llama3-8b", "llama3-70b", "llama3-405b"])
-def test_llama3_layers_follow_architecture(name):
+# the Llama 3 paper's Table 3 (hidden, FFN, heads, KV heads, layers), typed here
+# apart from the data file the sets are built from
+@pytest.mark.parametrize("name, h, f, heads, kv_heads, layers", [
+    ("llama3-8b", 4096, 14336, 32, 8, 32),
+    ("llama3-70b", 8192, 28672, 64, 8, 80),
+    ("llama3-405b", 16384, 53248, 128, 8, 126),
+])
+def test_llama3_layers_follow_architecture(name, h, f, heads, kv_heads, layers):
     (raw,) = [d for d in DATA["set"] if d["name"] == name]
-    a = raw["architecture"]
+    assert raw["architecture"] == name  # built from the architecture, one source of truth
     s = shape_set(name)
     kn = dict(zip(s.names, zip(s.K, s.N)))
-    h, q, kv = a["hidden"], a["n_heads"] * a["head_dim"], a["n_kv_heads"] * a["head_dim"]
-    assert a["head_dim"] * a["n_heads"] == h
+    q, kv = h, kv_heads * (h // heads)
     assert kn == {"self_attn.q_proj": (h, q), "self_attn.k_proj": (h, kv),
                   "self_attn.v_proj": (h, kv), "self_attn.o_proj": (q, h),
-                  "mlp.gate_proj": (h, a["intermediate"]), "mlp.up_proj": (h, a["intermediate"]),
-                  "mlp.down_proj": (a["intermediate"], h)}
-    assert set(s.counts) == {raw["blocks"]}
+                  "mlp.gate_proj": (h, f), "mlp.up_proj": (h, f), "mlp.down_proj": (f, h)}
+    assert list(s.names) == list(kn)  # attention first, then the MLP, as before
+    assert set(s.counts) == {layers}
 
 
 def test_llama3_8b_totals_by_hand():
@@ -147,7 +152,7 @@ def test_unknown_set_lists_names():
 def test_every_number_has_a_source():
     for raw in DATA["set"]:
         numeric = {"x", "M", "K", "N", "tokens", "blocks", "layers", "params",
-                   "architecture"} & set(raw)
+                   "architecture", "layer_names"} & set(raw)
         assert numeric <= set(raw["sources"]), raw["name"]
 
 
@@ -308,6 +313,53 @@ def test_load_tiny_toml(tmp_path):
 def test_bad_toml_is_named(tmp_path, edit, message):
     p = tmp_path / "s.toml"
     p.write_text(TINY.replace(*edit))
+    with pytest.raises(ValueError, match=message):
+        load_shape_sets(p)
+
+
+ARCH_TOML = """
+[[set]]
+name = "qkv"
+kind = "layers"
+tokens = 64
+architecture = "mixtral-8x7b"
+layer_names = { "mlp.experts.down_proj" = "w2", "self_attn.q_proj" = "wq" }
+[set.sources]
+tokens = "assumed; small"
+architecture = "derived; built in"
+layer_names = "assumed; short names"
+"""
+
+
+def test_a_set_from_an_architecture_keeps_the_named_layers_in_their_order(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text(ARCH_TOML)
+    (s,) = load_shape_sets(p).values()
+    # Mixtral: experts' down projection 14336 -> 4096 over 8 experts, 2 per token,
+    # so M = 2 x 64; q_proj 4096 -> 32 heads x 128; both in each of 32 blocks
+    assert list(s) == [("w2", 128.0, 14336.0, 4096.0, 32.0), ("wq", 64.0, 4096.0, 4096.0, 32.0)]
+    assert s.groups.tolist() == [8.0, 1.0]
+
+
+@pytest.mark.parametrize("edits", [
+    (('"mlp.experts.down_proj"', '"mlp.expert.down_proj"'),
+     "unknown module 'mlp.expert.down_proj' \\(did you mean 'mlp.experts.down_proj'"),
+    (('"mixtral-8x7b"', '"mixtral-8x8b"'), "unknown architecture 'mixtral-8x8b'"),
+    (('"mixtral-8x7b"', '7'), "expected a built-in architecture's name"),
+    (('tokens = 64', 'tokens = 64\nblocks = 2'), ('tokens = "assumed; small"',
+                                                 'tokens = "assumed; small"\nblocks = "A"'),
+     "give no 'layers' or 'blocks'"),
+    (('architecture = "mixtral-8x7b"\n', ''), ('architecture = "derived; built in"\n', ''),
+     "'layer_names': names the modules"),
+    (('"wq"', '"w2"'), "a set name is used twice"),
+])
+def test_bad_architecture_set_is_named(tmp_path, edits):
+    *changes, message = edits
+    text = ARCH_TOML
+    for edit in changes:
+        text = text.replace(*edit)
+    p = tmp_path / "s.toml"
+    p.write_text('[sources]\nA = "a source"\n' + text)
     with pytest.raises(ValueError, match=message):
         load_shape_sets(p)
 

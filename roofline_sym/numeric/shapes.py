@@ -37,6 +37,7 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10
     import tomli as tomllib
 
+from ..architectures import Architecture, architecture as find_architecture
 from ..devices import sources as citations
 from ..datafile import Delimited, data_file, nested_input, parse_json, read_text, where
 from ..validate import (MAX_ELEMENTS, MAX_ROWS, SHAPE_MAX, InputTypeError, broadcast_shape,
@@ -51,7 +52,7 @@ _KINDS = ("cube", "product", "layers")
 _FIELDS = {
     "cube": {"x"},
     "product": {"M", "K", "N"},
-    "layers": {"tokens", "blocks", "layers", "params", "architecture"},
+    "layers": {"tokens", "blocks", "layers", "params", "architecture", "layer_names"},
 }
 _COMMON = {"name", "kind", "description", "notes", "sources"}
 _LAYER_FIELDS = {"name", "K", "N", "count", "blocks", "groups", "top_k"}
@@ -288,12 +289,12 @@ class _Definition:
                                     for k, v in params.items()}}
         tokens = float(raw["tokens"]) if M is None else _positive(M, "M", strict_type=True,
                                                                   integer=True)
-        layers = raw["layers"]
+        layers = raw["layers"] if "layers" in raw else _architecture_layers(raw)
 
         def dim(v: str | float) -> float:  # a number, or the name of a parameter
             return float(values[v] if isinstance(v, str) else v)
 
-        counts = [lay["count"] * lay.get("blocks", raw["blocks"]) for lay in layers]
+        counts = [lay["count"] * lay.get("blocks", raw.get("blocks", 1)) for lay in layers]
         return ShapeSet(self.name, np.asarray([tokens * lay.get("top_k", 1) for lay in layers]),
                         np.asarray([dim(lay["K"]) for lay in layers]),
                         np.asarray([dim(lay["N"]) for lay in layers]),
@@ -405,7 +406,10 @@ def _parse(data: Mapping[str, Any], origin: str) -> dict[str, _Definition]:
             raise fail(f"{label}, field {sorted(stray)[0]!r}: unknown for kind {kind!r}; "
                        f"expected {', '.join(sorted(allowed))}")
         numeric = sorted(_FIELDS[kind] & set(raw))
-        missing = sorted(_FIELDS[kind] - {"params", "architecture"} - set(raw))
+        # a model set lists its layers, or names the architecture they come from
+        derived = {"layers", "blocks"} if {"architecture", "layer_names"} & set(raw) else set()
+        missing = sorted(_FIELDS[kind] - {"params", "architecture", "layer_names"} - derived
+                         - set(raw))
         if missing:
             raise fail(f"{label}, field {missing[0]!r}: required for kind {kind!r}")
         sources = raw.get("sources", {})
@@ -435,17 +439,22 @@ def _check(kind: str, raw: Mapping[str, Any]) -> dict[str, float]:
         for d in "MKN":
             _values(raw[d], d)
         return {}
+    if "layer_names" in raw and "architecture" not in raw:
+        raise ValueError("field 'layer_names': names the modules of an architecture; "
+                         "give 'architecture' too")
+    if "architecture" in raw:
+        _check_architecture(raw)
+        if "layers" not in raw:
+            _positive(raw["tokens"], "field 'tokens'", strict_type=True, integer=True)
+            return {}
     for fld in ("tokens", "blocks"):
         _positive(raw[fld], f"field {fld!r}", strict_type=True, integer=True)
     params = {}
-    for table in ("params", "architecture"):
-        t = raw.get(table, {})
-        if not isinstance(t, dict):
-            raise ValueError(f"field {table!r}: expected a table of name = number")
-        for k, v in t.items():
-            value = _positive(v, f"field '{table}.{k}'", strict_type=True, integer=True)
-            if table == "params":
-                params[k] = value
+    t = raw.get("params", {})
+    if not isinstance(t, dict):
+        raise ValueError("field 'params': expected a table of name = number")
+    for k, v in t.items():
+        params[k] = _positive(v, f"field 'params.{k}'", strict_type=True, integer=True)
     layers = raw["layers"]
     if not isinstance(layers, list) or not layers:
         raise ValueError("field 'layers': expected a non-empty list of "
@@ -480,6 +489,44 @@ def _check(kind: str, raw: Mapping[str, Any]) -> dict[str, float]:
             raise ValueError(f"{at}: top_k {lay['top_k']} exceeds the layer's "
                              f"{lay.get('groups', 1)} experts")
     return params
+
+
+def _check_architecture(raw: Mapping[str, Any]) -> None:
+    """A model set's ``architecture`` (a built-in's name) and ``layer_names``
+    (its module names -> the set's names, in the set's order)."""
+    name = raw["architecture"]
+    if not isinstance(name, str):
+        raise ValueError(f"field 'architecture': expected a built-in architecture's name, "
+                         f"got {show(name)}")
+    if "layers" in raw or "blocks" in raw:
+        raise ValueError("field 'architecture': the layers come from the architecture; "
+                         "give no 'layers' or 'blocks'")
+    modules = [s.name for s in _linears(find_architecture(name))]
+    names = raw.get("layer_names", {})
+    if not isinstance(names, dict) or not names and "layer_names" in raw:
+        raise ValueError("field 'layer_names': expected a table of module name = set name")
+    for module, given in names.items():
+        if module not in modules:
+            raise unknown_name("module", module, modules, where="field 'layer_names': ")
+        valid_text(given, f"field 'layer_names', {module}")
+    if len(set(names.values())) != len(names):
+        raise ValueError("field 'layer_names': a set name is used twice")
+
+
+def _linears(arch: Architecture) -> list[Any]:
+    """The layers of an architecture's blocks that a model set lists: all but the
+    router (a tiny GEMM most recipes leave alone) and the output layer."""
+    return [s for s in arch.linears(lm_head=False) if s.part != "router"]
+
+
+def _architecture_layers(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The layer tables of a set that names its architecture: every linear of
+    the blocks, or those of ``layer_names`` renamed, in its order."""
+    shapes = {s.name: s for s in _linears(find_architecture(raw["architecture"]))}
+    names = raw.get("layer_names") or {n: n for n in shapes}
+    return [{"name": names[m], "K": shapes[m].K, "N": shapes[m].N, "count": 1,
+             "blocks": shapes[m].blocks, "groups": shapes[m].groups, "top_k": shapes[m].top_k}
+            for m in names]
 
 
 def _values(spec: Any, label: str = "values") -> np.ndarray:
