@@ -19,6 +19,7 @@ from .model.recipes import list_recipes as _list_recipes
 from .numeric import ShapeSet, SweepResult, grid, list_shape_sets, model_grid, sweep
 from .output import breakeven_table, latex, latex_preamble
 from .solve import BreakEven, breakeven
+from .steps import step
 from .symbols import K, M, N, x
 
 
@@ -54,7 +55,7 @@ def list_recipes(mode: str = "training", preset: str = "default") -> list[str]:
 # measuring and fitting a GPU of one's own)
 __all__ = [
     "M", "K", "N", "x",
-    "linear", "Linear", "list_recipes", "list_workloads", "OUTPUTS",
+    "linear", "Linear", "list_recipes", "list_workloads", "OUTPUTS", "step",
     "hardware", "list_hardware", "load_hardware", "Hardware",
     "breakeven", "BreakEven", "limits", "sensitivity",
     "latex", "latex_preamble", "breakeven_table",

@@ -46,12 +46,26 @@ __all__ = [
     "is_hardware_symbol",
     "may_be_zero",
     "latex_name",
+    "SEQ_LEN",
+    "LOCAL_BATCH",
+    "STEP_SYMBOLS",
+    "attention_efficiency",
+    "link_bandwidth",
+    "link_efficiency",
+    "overlap_fraction",
+    "step_fixed_time",
+    "LINK_SCOPES",
+    "ATTENTION_PASSES",
 ]
 
 M, K, N = sympy.symbols("M K N", positive=True)
 SHAPE_SYMBOLS = (M, K, N)
 # the parameter of a ray through shape space, e.g. M = K = N = x
 x = sympy.Symbol("x", positive=True)
+# a whole step's shapes: sequence length and local batch (sequences per GPU
+# per micro-batch); tokens per GPU are their product
+SEQ_LEN, LOCAL_BATCH = sympy.symbols("S B", positive=True)
+STEP_SYMBOLS = (SEQ_LEN, LOCAL_BATCH)
 
 # name -> LaTeX, filled by the factory below; used by output.printer, and by
 # SymPy's own LaTeX printer (``sympy.latex``, a notebook's display) through its
@@ -173,6 +187,52 @@ def accumulation_efficiency(dtype: str) -> sympy.Symbol:
     return _make(f"kappa_accum_{dtype}", rf"\kappa_{{\mathrm{{accum,{dtype}}}}}")
 
 
+# the two links a GPU talks over: its scale-up domain (NVLink, xGMI) and the
+# scale-out network (InfiniBand, Ethernet) between domains
+LINK_SCOPES = ("scale_up", "scale_out")
+# the passes of the attention core, each with its own achievable fraction
+ATTENTION_PASSES = ("forward", "backward")
+
+
+def attention_efficiency(direction: str) -> sympy.Symbol:
+    """Achievable fraction of the GEMM peak for the attention core's
+    ``forward`` or ``backward`` pass (``eta_attn_forward``).
+
+    >>> attention_efficiency("backward")
+    eta_attn_backward
+    """
+    if direction not in ATTENTION_PASSES:
+        raise ValueError(f"unknown attention pass {direction!r}; known: "
+                         f"{', '.join(ATTENTION_PASSES)}")
+    return _make(f"eta_attn_{direction}", rf"\eta_{{\mathrm{{attn,{direction[:3]}}}}}")
+
+
+def link_bandwidth(scope: str) -> sympy.Symbol:
+    """Per-GPU bandwidth of a link, one direction, bytes/s (``BW_scale_up``)."""
+    if scope not in LINK_SCOPES:
+        raise ValueError(f"unknown link scope {scope!r}; known: {', '.join(LINK_SCOPES)}")
+    return _make(f"BW_{scope}", rf"\mathrm{{BW}}_{{\mathrm{{{scope.replace('_', '-')}}}}}")
+
+
+def link_efficiency(scope: str) -> sympy.Symbol:
+    """Achievable fraction of ``link_bandwidth(scope)`` as a collective's bus
+    bandwidth (nccl-tests' busbw; ``eta_scale_up``)."""
+    if scope not in LINK_SCOPES:
+        raise ValueError(f"unknown link scope {scope!r}; known: {', '.join(LINK_SCOPES)}")
+    return _make(f"eta_{scope}", rf"\eta_{{\mathrm{{{scope.replace('_', '-')}}}}}")
+
+
+def overlap_fraction() -> sympy.Symbol:
+    """The fraction of a step's compute time under which overlappable
+    communication hides (``phi_overlap``): exposed = Max(0, comm - phi * compute)."""
+    return _make("phi_overlap", r"\varphi_{\mathrm{overlap}}")
+
+
+def step_fixed_time() -> sympy.Symbol:
+    """A step's fixed time, seconds, paid once per step on both sides (``t_step``)."""
+    return _make("t_step", r"t_{\mathrm{step}}", positive=False)
+
+
 def hardware_symbol(name: str) -> sympy.Symbol:
     """A hardware symbol by its name (``"BW"``, ``"P_fp8"``, ``"eta_mem"``, ...).
 
@@ -186,9 +246,15 @@ def hardware_symbol(name: str) -> sympy.Symbol:
     >>> hardware_symbol("eta_cast"), hardware_symbol("t0_fp8_rowwise")
     (eta_cast, t0_fp8_rowwise)
     """
-    makers = {"BW": mem_bw, "eta_mem": mem_efficiency, "t_launch": launch_overhead}
+    makers = {"BW": mem_bw, "eta_mem": mem_efficiency, "t_launch": launch_overhead,
+              "phi_overlap": overlap_fraction, "t_step": step_fixed_time}
     if name in makers:
         return makers[name]()
+    for scope in LINK_SCOPES:
+        if name in (f"BW_{scope}", f"eta_{scope}"):
+            return (link_bandwidth if name.startswith("BW") else link_efficiency)(scope)
+    if name.startswith("eta_attn_") and name[9:] in ATTENTION_PASSES:
+        return attention_efficiency(name[9:])
     if name.startswith("t0_") and name[3:] in GEMM_CLASSES:
         return gemm_fixed_time(name[3:])
     if name.startswith("t0_") and name[3:] in KERNEL_KINDS:
@@ -218,7 +284,7 @@ def is_hardware_symbol(sym: sympy.Basic) -> bool:
 
 def may_be_zero(name: str) -> bool:
     """Whether the hardware number named ``name`` may be 0 (a fixed time)."""
-    return name.startswith("t0_")
+    return name.startswith("t0_") or name == "t_step"
 
 
 def latex_name(sym: sympy.Symbol) -> str:

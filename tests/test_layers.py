@@ -26,6 +26,7 @@ LAYERS = [
     ("model",),     # formats, terms and the roofline, GEMMs, recipes, presets, Linear
     ("solve",),     # break-even
     ("numeric",),   # shape sets, sweeps
+    ("steps",),     # a whole training or serving step: every part of a model, communication
     ("output",),    # LaTeX, tables, plots
     ("fidelity",),  # the model held to measurements: published tables, your own GPU
     ("interop",),   # torch modules, Hugging Face configs, torchao filters (imported lazily)

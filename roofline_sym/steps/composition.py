@@ -1,0 +1,58 @@
+"""``step()``: a whole training or serving step of a model, in bf16 and in a recipe.
+
+>>> s = step(StepSpec.toy().arch, "tensorwise", gpus=8)
+>>> [name for name in s.breakdown if name.startswith("lowp.comm")]
+['lowp.comm.fsdp.all_gather', 'lowp.comm.fsdp.reduce_scatter']
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .assembly import assemble
+from .model import Step
+from .parallel import Parallelism, StepInputError
+from .spec import ArchitectureLike, LinearLike, StepSpec, default_convert
+from ..validate import count, show
+
+__all__ = ["step"]
+
+
+def step(model: ArchitectureLike, recipe: str, *, mode: str = "training", gpus: Any = 1,
+         dp_shard: Any = None, dp_replicate: Any = 1, tp: Any = 1, pp: Any = 1, cp: Any = 1,
+         ep: Any = 1, ac: str = "none", compile: bool = False, fp8_all_gather: bool = False,
+         convert: Callable[[LinearLike], bool] | None = None, context: int | None = None,
+         kv_cache: str = "bf16", implementation: str = "torch", preset: str = "default",
+         microbatches: Any = None, attention: str = "bf16", **options: Any) -> Step:
+    """The cost model of one step of ``model`` (an architecture) with its linears
+    in ``recipe``: ``mode`` ``training``, ``prefill`` (a forward of B sequences of
+    length S) or ``decode`` (one token for each of B sequences, a KV length
+    ``context``, else S); torchtitan's parallel degrees (``dp_shard`` None: what
+    the others leave of ``gpus``); ``ac`` activation checkpointing (``none``,
+    ``selective``, ``full``); ``compile``: fused kernels (the linears' casts fuse
+    with their producers, residual adds with norms, the loss is one pass);
+    ``fp8_all_gather``: FSDP gathers converted weights in fp8; ``convert``: which
+    linears convert (default: all but the output layer and the router);
+    ``kv_cache``: the low-precision side's KV cache (``bf16``, ``fp8``);
+    ``attention``: the low-precision side's attention forward (``bf16``, ``fp8``);
+    ``microbatches``: per step (default: ``pp``, else 1); ``options``: the layer
+    model's options (``rs.linear``'s).
+    """
+    parallel = Parallelism.of(gpus, dp_shard, dp_replicate, tp, pp, cp, ep)
+    spec = StepSpec(model, recipe, mode, parallel, ac, compile, fp8_all_gather,
+                    convert or default_convert, context, kv_cache, implementation, preset,
+                    _microbatches(microbatches), attention, options=options)
+    if spec.fp8_all_gather and "tensorwise" not in recipe:
+        raise StepInputError(f"fp8_all_gather gathers per-tensor scaled weights: recipe "
+                             f"{recipe!r} is not tensorwise")
+    return Step(spec, *assemble(spec))
+
+
+def _microbatches(value: Any) -> int | None:
+    if value is None:
+        return None
+    try:
+        return count(value, "microbatches", minimum=1, maximum=1 << 16)
+    except (TypeError, ValueError) as exc:
+        raise StepInputError(f"microbatches must be a whole number >= 1, not "
+                             f"{show(value)}") from exc

@@ -1,0 +1,242 @@
+"""The whole-step model: golden values derived by hand, an independent FLOP
+count (Megatron's), properties over sequence length, batch, layers and
+checkpointing, and bad input."""
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pytest
+import sympy
+from hypothesis import given, strategies as st
+
+import roofline_sym as rs
+from roofline_sym import symbols as S
+from roofline_sym.steps import Parallelism, StepInputError
+from roofline_sym.steps.attention import attention_flops
+from roofline_sym.steps.communication import gathered_bytes
+from roofline_sym.steps.linears import linear_flops
+from roofline_sym.steps.pointwise import ADAMW_BYTES
+from roofline_sym.steps.spec import StepSpec
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    K: int
+    N: int
+    blocks: int
+    groups: int = 1
+    top_k: int = 1
+    part: str = "attention"
+
+
+@dataclass(frozen=True)
+class Arch:
+    """A dense decoder as the step reads one (the shape of ``architectures.Architecture``)."""
+
+    name: str
+    hidden: int
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    mlp: str
+    intermediate: int
+    vocab: int
+    tied_embeddings: bool = False
+    moe: object = None
+    mla: object = None
+
+    def linears(self, lm_head=True):
+        h, d, L, f = self.hidden, self.head_dim, self.layers, self.intermediate
+        out = [Shape("self_attn.q_proj", h, self.heads * d, L),
+               Shape("self_attn.k_proj", h, self.kv_heads * d, L),
+               Shape("self_attn.v_proj", h, self.kv_heads * d, L),
+               Shape("self_attn.o_proj", self.heads * d, h, L)]
+        if self.mlp == "swiglu":
+            out += [Shape("mlp.gate_proj", h, f, L, part="mlp")]
+        out += [Shape("mlp.up_proj", h, f, L, part="mlp"),
+                Shape("mlp.down_proj", f, h, L, part="mlp")]
+        if lm_head:
+            out.append(Shape("lm_head", h, self.vocab, 1, part="output"))
+        return tuple(out)
+
+    @property
+    def params(self):
+        blocks = sum(s.K * s.N for s in self.linears(False)) + 2 * self.hidden
+        embeddings = (1 if self.tied_embeddings else 2) * self.vocab * self.hidden
+        return self.layers * blocks + embeddings + self.hidden
+
+
+# Llama 3 8B (Meta's config.json): 8.03e9 parameters
+LLAMA3_8B = Arch("llama3-8b", 4096, 32, 32, 8, 128, "swiglu", 14336, 128256)
+LLAMA3_70B = Arch("llama3-70b", 8192, 80, 64, 8, 128, "swiglu", 28672, 128256)
+# a GPT with a 4h GELU MLP and no GQA: Megatron's FLOP count applies
+GPT = Arch("gpt", 2048, 24, 16, 16, 128, "gelu", 8192, 50304)
+
+
+def test_llama3_8b_has_its_parameter_count():
+    assert LLAMA3_8B.params == 8_030_261_248
+
+
+def test_attention_flops_of_llama3_8b_at_8192():
+    # forward, causal, per layer: half of 4 B S^2 a d = 2 * 8192^2 * 32 * 128
+    #   = 549,755,813,888; backward 2.5x; 32 layers: 3.5 * 32 * 549,755,813,888
+    spec = StepSpec(LLAMA3_8B, "tensorwise")
+    flops = attention_flops(spec).subs({S.SEQ_LEN: 8192, S.LOCAL_BATCH: 1})
+    assert flops == 61_572_651_155_456
+
+
+def test_linear_flops_match_megatron_and_attention_is_its_causal_share():
+    # Korthikanti et al. 2022 model FLOPs (no recomputation) of a GPT with a 4h MLP:
+    # 72 B s L h^2 (1 + s/(6h) + V/(12 L h)); its s/(6h) term is full (unmasked)
+    # attention with a 2x backward: 12 B s^2 L h.  Causal with a 2.5x backward:
+    # (1 + 2.5) / (1 + 2) / 2 of it = 7 B s^2 L h.
+    B, s, L, h, V = S.LOCAL_BATCH, S.SEQ_LEN, GPT.layers, GPT.hidden, GPT.vocab
+    spec = StepSpec(GPT, "tensorwise")
+    megatron = 72 * B * s * L * h ** 2 * (1 + s / (6 * h) + sympy.Rational(V, 12 * L * h))
+    attention_part = 72 * B * s * L * h ** 2 * s / (6 * h)
+    assert sympy.expand(linear_flops(spec) - (megatron - attention_part)) == 0
+    assert sympy.expand(attention_flops(spec) - sympy.Rational(7, 12) * attention_part) == 0
+
+
+def test_adamw_and_fsdp_bytes_by_hand():
+    spec = StepSpec(LLAMA3_8B, "tensorwise", parallel=Parallelism.of(gpus=8))
+    step = rs.step(LLAMA3_8B, "tensorwise", gpus=8)
+    # AdamW: fp32 weight, gradient, two moments read (16 B), weight and moments written
+    # (12 B): 28 bytes per parameter on the 1/8 each GPU holds
+    assert ADAMW_BYTES == 28
+    optimizer = step.breakdown["baseline.optimizer.adamw"]
+    assert optimizer.has(sympy.Rational(28 * LLAMA3_8B.params, 8))
+    # one all-gather: bf16 weights, 7/8 of them arrive over the link
+    assert gathered_bytes(spec, "baseline") == 2 * LLAMA3_8B.params
+    gather = step.breakdown["baseline.comm.fsdp.all_gather"]
+    assert gather.has(sympy.Rational(7, 8) * 2 * LLAMA3_8B.params / (
+        S.link_bandwidth("scale_up") * S.link_efficiency("scale_up")))
+
+
+def test_fp8_all_gather_sends_converted_weights_in_one_byte():
+    spec = StepSpec(LLAMA3_8B, "tensorwise", parallel=Parallelism.of(gpus=8),
+                    fp8_all_gather=True)
+    converted = sum(s.K * s.N * s.blocks for s in LLAMA3_8B.linears(False))
+    assert gathered_bytes(spec, "lowp") == 2 * LLAMA3_8B.params - converted
+    assert gathered_bytes(spec, "baseline") == 2 * LLAMA3_8B.params
+
+
+def test_decode_reads_the_kv_cache_once():
+    # KV cache of Llama 3 8B per layer: 2 (K, V) * 8 heads * 128 * context * B * bytes
+    step = rs.step(LLAMA3_8B, "tensorwise", mode="decode", context=8192, kv_cache="fp8")
+    core = {side: step.breakdown[f"{side}.attention.core.forward"] for side in ("baseline",
+                                                                                 "lowp")}
+    per_layer = 2 * 8 * 128 * 8192
+    for side, nbytes in (("baseline", 2), ("lowp", 1)):
+        memory = core[side].subs({S.LOCAL_BATCH: 1, S.mem_bw(): 1, S.mem_efficiency(): 1})
+        # 32 layers; the query and output (32 heads * 256 elements in bf16) ride along
+        weight, core_max = memory.as_coeff_Mul()
+        assert weight == 32
+        assert per_layer * nbytes + 32 * 256 * 2 in core_max.args
+
+
+@pytest.fixture(scope="module")
+def bound():
+    return {"h100": rs.step(LLAMA3_8B, "tensorwise", gpus=8).on("h100"),
+            "h100-1": rs.step(LLAMA3_8B, "tensorwise").on("h100"),
+            "b200": rs.step(LLAMA3_8B, "rowwise", gpus=16, tp=2).on("b200")}
+
+
+def _linear_speedup(step, S_, B_):
+    out = step.evaluate(S_, B_, ["baseline_linear_s", "lowp_linear_s"])
+    return out["baseline_linear_s"] / out["lowp_linear_s"]
+
+
+@given(st.sampled_from(["h100", "h100-1", "b200"]), st.integers(64, 65536),
+       st.integers(1, 16))
+def test_step_speedup_lies_between_one_and_the_linears(bound, which, seq, batch):
+    step = bound[which]
+    speedup = float(step.evaluate(seq, batch, ["speedup"])["speedup"])
+    linear = float(_linear_speedup(step, seq, batch))
+    lo, hi = min(1.0, linear), max(1.0, linear)
+    assert lo * (1 - 1e-12) <= speedup <= hi * (1 + 1e-12)
+
+
+@given(st.sampled_from(["h100", "h100-1", "b200"]), st.integers(64, 32768),
+       st.integers(1, 8), st.integers(1, 4096))
+def test_step_time_grows_with_sequence_length(bound, which, seq, batch, more):
+    out = bound[which].evaluate(np.array([seq, seq + more]), batch,
+                                ["baseline_step_s", "lowp_step_s"])
+    for side in ("baseline", "lowp"):
+        assert out[f"{side}_step_s"][1] > out[f"{side}_step_s"][0]
+
+
+@pytest.mark.parametrize("gpus", [1, 8, 64])
+def test_step_time_grows_with_layers(gpus):
+    seqs = np.array([512, 2048, 8192, 32768])
+    times = [rs.step(replace(GPT, layers=L), "tensorwise", gpus=gpus).on("h100")
+             .evaluate(seqs, 2, ["baseline_step_s", "lowp_step_s"]) for L in (12, 13)]
+    for side in ("baseline_step_s", "lowp_step_s"):
+        assert (times[1][side] > times[0][side]).all()
+
+
+@pytest.mark.parametrize("gpus,recipe", [(1, "tensorwise"), (8, "rowwise"), (64, "tensorwise")])
+def test_checkpointing_never_makes_a_step_faster(gpus, recipe):
+    seqs = np.array([256, 2048, 8192, 65536])
+    out = {ac: rs.step(GPT, recipe, gpus=gpus, ac=ac).on("h100").evaluate(seqs, 1)
+           for ac in ("none", "selective", "full")}
+    for side in ("baseline_step_s", "lowp_step_s"):
+        assert (out["none"][side] <= out["selective"][side]).all()
+        assert (out["selective"][side] < out["full"][side]).all()
+
+
+def test_evaluate_matches_the_expressions(bound):
+    step = bound["h100"]
+    out = step.evaluate([1024, 8192], [4, 1])
+    for name in ("baseline_step_s", "lowp_step_s", "speedup", "mfu_lowp"):
+        for i, (s_, b_) in enumerate(((1024, 4), (8192, 1))):
+            exact = step.expressions[name].subs({S.SEQ_LEN: s_, S.LOCAL_BATCH: b_})
+            assert float(out[name][i]) == pytest.approx(float(exact), rel=1e-12)
+
+
+def test_groups_add_up_to_the_step(bound):
+    for side in ("baseline", "lowp"):
+        shares = bound["h100"].groups(side, seq_len=8192, local_batch=1)
+        assert sum(shares.values()) == pytest.approx(1.0, rel=1e-12)
+        assert shares["linear"] > shares["attention"] > 0
+
+
+def test_breakdown_names():
+    step = rs.step(LLAMA3_8B, "tensorwise", gpus=8, fp8_all_gather=True, ac="full")
+    names = set(step.breakdown)
+    assert {"baseline.attention.core.backward", "lowp.comm.fsdp.all_gather",
+            "lowp.linear.mlp.gate_proj", "baseline.linear.lm_head",
+            "lowp.attention.core.recompute", "baseline.optimizer.adamw"} <= names
+    # the output layer stays in bf16: its terms are the baseline's on both sides
+    assert step.breakdown["lowp.linear.lm_head"] == step.breakdown["baseline.linear.lm_head"]
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(gpus=8, tp=3), "does not divide gpus=8"),
+    (dict(gpus=8, dp_shard=4), "is not gpus=8"),
+    (dict(gpus=-1), "gpus"),
+    (dict(ac="some"), "ac must be one of"),
+    (dict(mode="decode", ac="full"), "training options"),
+    (dict(context=100), "context"),
+    (dict(recipe="rowwise", fp8_all_gather=True, gpus=8), "not tensorwise"),
+    (dict(gpus=8, tp=16, dp_shard=1), "is not gpus=8"),
+])
+def test_bad_input_is_named(kwargs, message):
+    kwargs = {"recipe": "tensorwise", **kwargs}
+    with pytest.raises(StepInputError, match=message):
+        rs.step(LLAMA3_8B, kwargs.pop("recipe"), **kwargs)
+
+
+def test_unknown_links_are_an_error_naming_the_gpu():
+    rs.step(LLAMA3_8B, "tensorwise").on("l40s")  # one GPU needs no links
+    with pytest.raises(StepInputError, match="L40S"):
+        rs.step(LLAMA3_8B, "tensorwise", gpus=8).on("l40s")
+
+
+@pytest.mark.parametrize("seq,batch,message", [(-1, 1, "seq_len"), (8192.5, 1, "seq_len"),
+                                               (8192, 0, "local_batch")])
+def test_bad_points_are_named(bound, seq, batch, message):
+    with pytest.raises(ValueError, match=message):
+        bound["h100"].evaluate(seq, batch)
