@@ -14,48 +14,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 import roofline_sym as rs
-
-
-@dataclass(frozen=True)
-class _Shape:
-    name: str
-    K: int
-    N: int
-    blocks: int
-    groups: int = 1
-    top_k: int = 1
-    part: str = "attention"
-
-
-@dataclass(frozen=True)
-class _Llama:
-    name: str = "llama3-8b"
-    hidden: int = 4096
-    layers: int = 32
-    heads: int = 32
-    kv_heads: int = 8
-    head_dim: int = 128
-    mlp: str = "swiglu"
-    intermediate: int = 14336
-    vocab: int = 128256
-    moe: object = None
-    mla: object = None
-    params: int = 8_030_261_248
-
-    def linears(self, lm_head: bool = True) -> tuple[_Shape, ...]:
-        h, f, L = self.hidden, self.intermediate, self.layers
-        out = [_Shape("self_attn.q_proj", h, h, L), _Shape("self_attn.k_proj", h, 1024, L),
-               _Shape("self_attn.v_proj", h, 1024, L), _Shape("self_attn.o_proj", h, h, L),
-               _Shape("mlp.gate_proj", h, f, L, part="mlp"),
-               _Shape("mlp.up_proj", h, f, L, part="mlp"),
-               _Shape("mlp.down_proj", f, h, L, part="mlp")]
-        return tuple(out + ([_Shape("lm_head", h, self.vocab, 1, part="output")]
-                            if lm_head else []))
+from roofline_sym.steps.spec import DenseDecoder
 
 
 def main() -> None:
@@ -63,7 +26,8 @@ def main() -> None:
     parser.add_argument("--size", type=float, default=1e6)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    step = rs.step(_Llama(), "tensorwise", gpus=8).on("h100")
+    llama = DenseDecoder("llama3-8b", 4096, 32, 32, 8, 128, "swiglu", 14336, 128256)
+    step = rs.step(llama, "tensorwise", gpus=8).on("h100")
     rng = np.random.default_rng(0)
     n = int(args.size)
     seq, batch = rng.integers(128, 131072, n), rng.integers(1, 32, n)

@@ -2,7 +2,7 @@
 count (Megatron's), properties over sequence length, batch, layers and
 checkpointing, and bad input."""
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,63 +16,14 @@ from roofline_sym.steps.attention import attention_flops
 from roofline_sym.steps.communication import gathered_bytes
 from roofline_sym.steps.linears import linear_flops
 from roofline_sym.steps.pointwise import ADAMW_BYTES
-from roofline_sym.steps.spec import StepSpec
-
-
-@dataclass(frozen=True)
-class Shape:
-    name: str
-    K: int
-    N: int
-    blocks: int
-    groups: int = 1
-    top_k: int = 1
-    part: str = "attention"
-
-
-@dataclass(frozen=True)
-class Arch:
-    """A dense decoder as the step reads one (the shape of ``architectures.Architecture``)."""
-
-    name: str
-    hidden: int
-    layers: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    mlp: str
-    intermediate: int
-    vocab: int
-    tied_embeddings: bool = False
-    moe: object = None
-    mla: object = None
-
-    def linears(self, lm_head=True):
-        h, d, L, f = self.hidden, self.head_dim, self.layers, self.intermediate
-        out = [Shape("self_attn.q_proj", h, self.heads * d, L),
-               Shape("self_attn.k_proj", h, self.kv_heads * d, L),
-               Shape("self_attn.v_proj", h, self.kv_heads * d, L),
-               Shape("self_attn.o_proj", self.heads * d, h, L)]
-        if self.mlp == "swiglu":
-            out += [Shape("mlp.gate_proj", h, f, L, part="mlp")]
-        out += [Shape("mlp.up_proj", h, f, L, part="mlp"),
-                Shape("mlp.down_proj", f, h, L, part="mlp")]
-        if lm_head:
-            out.append(Shape("lm_head", h, self.vocab, 1, part="output"))
-        return tuple(out)
-
-    @property
-    def params(self):
-        blocks = sum(s.K * s.N for s in self.linears(False)) + 2 * self.hidden
-        embeddings = (1 if self.tied_embeddings else 2) * self.vocab * self.hidden
-        return self.layers * blocks + embeddings + self.hidden
+from roofline_sym.steps.spec import DenseDecoder, StepSpec
 
 
 # Llama 3 8B (Meta's config.json): 8.03e9 parameters
-LLAMA3_8B = Arch("llama3-8b", 4096, 32, 32, 8, 128, "swiglu", 14336, 128256)
-LLAMA3_70B = Arch("llama3-70b", 8192, 80, 64, 8, 128, "swiglu", 28672, 128256)
+LLAMA3_8B = DenseDecoder("llama3-8b", 4096, 32, 32, 8, 128, "swiglu", 14336, 128256)
+LLAMA3_70B = DenseDecoder("llama3-70b", 8192, 80, 64, 8, 128, "swiglu", 28672, 128256)
 # a GPT with a 4h GELU MLP and no GQA: Megatron's FLOP count applies
-GPT = Arch("gpt", 2048, 24, 16, 16, 128, "gelu", 8192, 50304)
+GPT = DenseDecoder("gpt", 2048, 24, 16, 16, 128, "gelu", 8192, 50304)
 
 
 def test_llama3_8b_has_its_parameter_count():

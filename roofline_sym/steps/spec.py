@@ -23,7 +23,7 @@ from ..validate import count, show
 from .parallel import AC_MODES, STEP_MODES, Parallelism, StepInputError
 
 __all__ = ["StepSpec", "ArchitectureLike", "LinearLike", "default_convert", "KV_CACHES",
-           "ATTENTION_DTYPES", "MLP_KINDS"]
+           "ATTENTION_DTYPES", "MLP_KINDS", "DenseDecoder", "DenseLinear"]
 
 KV_CACHES = ("bf16", "fp8")
 ATTENTION_DTYPES = ("bf16", "fp8")
@@ -138,8 +138,8 @@ class StepSpec:
     @classmethod
     def toy(cls, **changes: Any) -> "StepSpec":
         """A two-layer toy model's step (examples and tests)."""
-        from_arch = changes.pop("arch", None) or _Toy()
-        return cls(from_arch, changes.pop("recipe", "tensorwise"), **changes)
+        arch = changes.pop("arch", None) or DenseDecoder()
+        return cls(arch, changes.pop("recipe", "tensorwise"), **changes)
 
     # -- what every part asks
     @property
@@ -199,7 +199,9 @@ class StepSpec:
 
 
 @dataclass(frozen=True)
-class _ToyLinear:
+class DenseLinear:
+    """One linear of a ``DenseDecoder`` (the fields of ``LinearLike``)."""
+
     name: str
     K: int
     N: int
@@ -210,8 +212,13 @@ class _ToyLinear:
 
 
 @dataclass(frozen=True)
-class _Toy:
-    """Two blocks of a tiny Llama-style model."""
+class DenseDecoder:
+    """A dense decoder (Llama-style attention; a SwiGLU, GELU or ReLU^2 MLP)
+    given by its sizes; the default: two blocks of a tiny model.
+
+    >>> DenseDecoder("llama3-8b", 4096, 32, 32, 8, 128, "swiglu", 14336, 128256).params
+    8030261248
+    """
 
     name: str = "toy"
     hidden: int = 256
@@ -222,23 +229,27 @@ class _Toy:
     mlp: str = "swiglu"
     intermediate: int = 512
     vocab: int = 1000
+    tied_embeddings: bool = False
     moe: Any = None
     mla: Any = None
 
     @property
     def params(self) -> int:
+        """Linears and two norms per block, embedding and output layer, final norm."""
         per_block = sum(s.K * s.N for s in self.linears(False)) + 2 * self.hidden
-        return self.layers * per_block + 2 * self.vocab * self.hidden + self.hidden
+        embeddings = (1 if self.tied_embeddings else 2) * self.vocab * self.hidden
+        return self.layers * per_block + embeddings + self.hidden
 
-    def linears(self, lm_head: bool = True) -> tuple[_ToyLinear, ...]:
-        h, d, L = self.hidden, self.head_dim, self.layers
-        out = [_ToyLinear("self_attn.q_proj", h, self.heads * d, L),
-               _ToyLinear("self_attn.k_proj", h, self.kv_heads * d, L),
-               _ToyLinear("self_attn.v_proj", h, self.kv_heads * d, L),
-               _ToyLinear("self_attn.o_proj", self.heads * d, h, L),
-               _ToyLinear("mlp.gate_proj", h, self.intermediate, L, part="mlp"),
-               _ToyLinear("mlp.up_proj", h, self.intermediate, L, part="mlp"),
-               _ToyLinear("mlp.down_proj", self.intermediate, h, L, part="mlp")]
+    def linears(self, lm_head: bool = True) -> tuple[DenseLinear, ...]:
+        h, d, L, f = self.hidden, self.head_dim, self.layers, self.intermediate
+        out = [DenseLinear("self_attn.q_proj", h, self.heads * d, L),
+               DenseLinear("self_attn.k_proj", h, self.kv_heads * d, L),
+               DenseLinear("self_attn.v_proj", h, self.kv_heads * d, L),
+               DenseLinear("self_attn.o_proj", self.heads * d, h, L)]
+        if str(self.mlp).lower() == "swiglu":
+            out.append(DenseLinear("mlp.gate_proj", h, f, L, part="mlp"))
+        out += [DenseLinear("mlp.up_proj", h, f, L, part="mlp"),
+                DenseLinear("mlp.down_proj", f, h, L, part="mlp")]
         if lm_head:
-            out.append(_ToyLinear("lm_head", h, self.vocab, 1, part="output"))
+            out.append(DenseLinear("lm_head", h, self.vocab, 1, part="output"))
         return tuple(out)
