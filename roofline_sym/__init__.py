@@ -6,47 +6,53 @@
 True
 """
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-from ._version import version as _version
-from .architectures import architecture
-from .devices import Hardware, hardware, list_hardware, load_hardware
-from .interop import float8_module_filter, shape_set, shapes_from_module
-from .model import OUTPUTS, Linear, limits, list_workloads, linear, sensitivity
-from .model.presets import options as _options
-from .model.recipes import list_recipes as _list_recipes
-from .numeric import ShapeSet, SweepResult, grid, list_shape_sets, model_grid, sweep
-from .output import breakeven_table, latex, latex_preamble
-from .solve import BreakEven, breakeven
-from .steps import step
+from . import renderers
+from .exports import lazy
 from .symbols import K, M, N, x
 
+if TYPE_CHECKING:
+    from . import fidelity
+    from .architectures import architecture
+    from .devices import Hardware, hardware, list_hardware, load_hardware
+    from .interop import float8_module_filter, shape_set, shapes_from_module
+    from .model import OUTPUTS, Linear, limits, list_workloads, linear, sensitivity
+    from .model.presets import preset_recipes as list_recipes
+    from .numeric import ShapeSet, SweepResult, grid, list_shape_sets, model_grid, sweep
+    from .output import breakeven_table, latex, latex_preamble
+    from .output import plot
+    from .solve import BreakEven, breakeven
+    from .steps import step
 
-# module attributes, loaded on first access (so `import roofline_sym` loads no
-# torch, matplotlib or scipy): rs.plot is roofline_sym.output.plot
-_MODULE_ATTRIBUTES = {"fidelity": "fidelity", "plot": "output.plot"}
+# every public name's module, imported on first use: `import roofline_sym` loads
+# the shape symbols and nothing else (no model is built, no printer loaded);
+# rs.linear loads the model, rs.plot matplotlib's module, rs.fidelity its own
+_WHERE: dict[str, str | tuple[str, str]] = {
+    **dict.fromkeys(["Hardware", "hardware", "list_hardware", "load_hardware"], ".devices"),
+    **dict.fromkeys(["float8_module_filter", "shape_set", "shapes_from_module"], ".interop"),
+    **dict.fromkeys(["OUTPUTS", "Linear", "limits", "list_workloads", "linear", "sensitivity"],
+                    ".model"),
+    "list_recipes": (".model.presets", "preset_recipes"),
+    **dict.fromkeys(["ShapeSet", "SweepResult", "grid", "list_shape_sets", "model_grid", "sweep"],
+                    ".numeric"),
+    **dict.fromkeys(["breakeven_table", "latex", "latex_preamble"], ".output"),
+    **dict.fromkeys(["BreakEven", "breakeven"], ".solve"),
+    "step": ".steps",
+    "architecture": ".architectures",
+    "__version__": "._version",
+}
+# names whose value is a module (rs.plot is roofline_sym.output.plot)
+_MODULE_ATTRIBUTES = {"fidelity": ".fidelity", "plot": ".output.plot"}
 
+__getattr__, __dir__ = lazy(__name__, _WHERE, _MODULE_ATTRIBUTES)
 
-def __getattr__(name: str) -> Any:
-    if name in _MODULE_ATTRIBUTES:
-        return importlib.import_module(f"{__name__}.{_MODULE_ATTRIBUTES[name]}")
-    if name == "__version__":
-        return _version()
-    raise AttributeError(f"module 'roofline_sym' has no attribute {name!r}")
-
-
-def list_recipes(mode: str = "training", preset: str = "default") -> list[str]:
-    """Recipe names for ``mode`` under ``preset``; in training the last two,
-    ``dynamic`` and ``delayed``, are the seed document's fp8 scalings, which no
-    torchao recipe runs (``roofline-sym recipes`` marks where each comes from).
-
-    >>> "mxfp8_cublas" in list_recipes("training")
-    True
-    >>> list_recipes("training")[-2:]
-    ['dynamic', 'delayed']
-    """
-    return _list_recipes(mode, _options(preset).recipe_table)
+# the output layer's LaTeX writers (inline, then blocks of a width), imported the
+# first time a model or a break-even is written: model.latex() needs no import of them
+_WRITERS = (f"{__name__}.output.blocks", f"{__name__}.output.paper")
+for _module in _WRITERS:
+    renderers.defer(_module)
+del _module
 
 
 # what a user needs at the top; the rest is one package down (rs.devices:

@@ -4,6 +4,8 @@
 True
 """
 
+from typing import Any
+
 __all__ = ["version"]
 
 
@@ -15,3 +17,10 @@ def version() -> str:
         return _metadata("roofline-sym")
     except PackageNotFoundError:
         return "0+unknown"
+
+
+def __getattr__(name: str) -> Any:
+    # roofline_sym.__version__, read when asked (importlib.metadata is slow to load)
+    if name == "__version__":
+        return version()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

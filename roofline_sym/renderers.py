@@ -1,13 +1,13 @@
 """How each kind of LaTeX pieces is written: filled by the output layer.
 
 A model or a break-even result offers its LaTeX as pieces
-(``_latex_pieces_()``: expressions, numbers and words); the output layer
-registers, when ``roofline_sym`` is imported, the function that writes each
-kind.  So ``Linear.latex()`` and ``BreakEven.latex()`` work while the layers
-below never import the printer.  Writers of complete blocks of a given width
-(``render(pieces, width=...)``) live in a module the output layer names with
-``defer``: it is imported the first time such a block is asked for, so
-``import roofline_sym`` does not load the layout code.
+(``_latex_pieces_()``: expressions, numbers and words); the output layer's
+modules register the function that writes each kind.  The package names
+those modules with ``defer`` (``roofline_sym/__init__.py``): each is imported
+the first time a writer it registers is asked for, so ``Linear.latex()`` and
+``BreakEven.latex()`` work while the layers below never import the printer,
+and ``import roofline_sym`` loads neither the printer nor the layout code of
+complete blocks of a given width (``render(pieces, width=...)``).
 
 >>> import roofline_sym as rs
 >>> render(rs.linear("tensorwise")._latex_pieces_()).startswith("\\\\begin{aligned}")
@@ -51,7 +51,7 @@ def render(pieces: Any, **options: Any) -> str:
         write = _find(table, pieces)
     if write is None:
         raise LookupError(f"no LaTeX writer for {type(pieces).__name__}; the output layer "
-                          "registers them when roofline_sym is imported")
+                          "registers them (roofline_sym/__init__.py names its modules)")
     if table is _WRITERS:
         options.pop("width", None)
     return write(pieces, **options)

@@ -26,7 +26,7 @@ from .._version import version
 from ..devices import HardwareError
 from ..validate import escape
 from . import completion
-from .common import Parser, UserError
+from .usage import Parser, UserError
 from .results_cache import cached_text
 
 __all__ = ["main", "COMMANDS", "command"]

@@ -7,7 +7,7 @@ every problem with the input is a ``UserError``: one line, exit code 2.
 {'K': 8192.0, 'N': 4096.0}
 >>> parse_shape("1,2,x")
 Traceback (most recent call last):
-roofline_sym.cli.common.UserError: --shape '1,2,x': not numbers; write e.g. --shape 8192,8192,8192
+roofline_sym.cli.usage.UserError: --shape '1,2,x': not numbers; write e.g. --shape 8192,8192,8192
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -31,24 +31,11 @@ from ..numeric.shapes import ShapeSet
 from ..numeric.sweep_table import model_grid
 from ..numeric.table import export_rows
 from ..validate import SHAPE_MAX, parse_number, show
+from .usage import DEFAULT_GPU, Parser, UserError
 
 __all__ = ["UserError", "Parser", "DEFAULT_GPU", "parse_shape", "parse_at", "count", "dimension",
            "hardware_options", "model_options", "output_options", "gpus", "recipes",
            "models", "hardware_dataset", "emit", "shapes"]
-
-DEFAULT_GPU = "h100-sxm"
-
-
-class UserError(Exception):
-    """A problem with the command line's input: one line, exit code 2."""
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (no usage block), exit code 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
 
 # -- numbers (parsed, never evaluated) ---------------------------------------------
 def _number(text: str, what: str) -> float:

@@ -11,11 +11,27 @@ libraries' profiles) and ``timers`` (how a measurement was timed).
 'H100 SXM'
 """
 
-from .catalog import DATASETS, dataset, hardware, list_hardware
-from .datasets import Dataset
-from .entry import Hardware, HardwareError, MissingHardwareValueError, UnknownHardwareError
-from .toml_io import load_hardware
+from typing import TYPE_CHECKING
+
+from ..exports import lazy
+
+if TYPE_CHECKING:
+    from .catalog import DATASETS, dataset, hardware, list_hardware
+    from .datasets import Dataset
+    from .entry import Hardware, HardwareError, MissingHardwareValueError, UnknownHardwareError
+    from .toml_io import load_hardware
+
+# each name's module, imported on first use
+_WHERE = {
+    **dict.fromkeys(["DATASETS", "dataset", "hardware", "list_hardware"], ".catalog"),
+    "Dataset": ".datasets",
+    **dict.fromkeys(["Hardware", "HardwareError", "MissingHardwareValueError",
+                     "UnknownHardwareError"], ".entry"),
+    "load_hardware": ".toml_io",
+}
 
 __all__ = ["Hardware", "Dataset", "HardwareError", "UnknownHardwareError",
            "MissingHardwareValueError", "DATASETS", "hardware", "list_hardware",
            "load_hardware", "dataset"]
+
+__getattr__, __dir__ = lazy(__name__, _WHERE)

@@ -14,14 +14,31 @@ given to the evaluation package), ``layer`` (``Linear``, ``linear()``),
 (('training', 'inference'), 'training')
 """
 
-from .asymptotes import Limits, limits
-from .elasticity import sensitivity
-from .formats import element, scaling
-from .layer import OUTPUTS, Linear, linear
-from .presets import PRESETS, Options
-from .recipes import MODES, list_recipes
-from .workloads import WORKLOADS, Workload, list_workloads
+from typing import TYPE_CHECKING
+
+from ..exports import lazy
+
+if TYPE_CHECKING:
+    from .asymptotes import Limits, limits
+    from .elasticity import sensitivity
+    from .formats import element, scaling
+    from .layer import OUTPUTS, Linear, linear
+    from .presets import PRESETS, Options
+    from .recipes import MODES, list_recipes
+    from .workloads import WORKLOADS, Workload, list_workloads
+
+# each name's module, imported on first use
+_WHERE = {
+    "Limits": ".asymptotes", "limits": ".asymptotes", "sensitivity": ".elasticity",
+    "element": ".formats", "scaling": ".formats",
+    **dict.fromkeys(["OUTPUTS", "Linear", "linear"], ".layer"),
+    "PRESETS": ".presets", "Options": ".presets", "MODES": ".recipes",
+    "list_recipes": ".recipes",
+    **dict.fromkeys(["WORKLOADS", "Workload", "list_workloads"], ".workloads"),
+}
 
 __all__ = ["Linear", "linear", "OUTPUTS", "MODES", "list_recipes", "PRESETS", "Options",
            "Workload", "WORKLOADS", "list_workloads", "element", "scaling", "Limits", "limits",
            "sensitivity"]
+
+__getattr__, __dir__ = lazy(__name__, _WHERE)

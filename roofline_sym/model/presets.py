@@ -17,10 +17,10 @@ from typing import Any, Iterable, Protocol
 from ..devices import DATASETS
 from ..devices.implementations import IMPLEMENTATIONS
 from ..validate import InputTypeError, choice, show, unknown_name
-from .recipes import TABLES
+from .recipes import TABLES, list_recipes
 from .term import EFFICIENCY_MODELS, GEMM_TIME_MODELS, LAUNCH_FLOORS
 
-__all__ = ["Options", "PRESETS", "options", "grouped_options", "describe", "describe_models",
+__all__ = ["Options", "PRESETS", "options", "preset_recipes", "grouped_options", "describe", "describe_models",
            "LAUNCH_FLOORS", "GEMM_SCALES", "GROUPED_MODELS"]
 
 # format: scales read at their own format and block, per operand (default);
@@ -114,6 +114,20 @@ def options(preset: str = "default", **overrides: Any) -> Options:
         if name not in _OPTION_NAMES:
             raise unknown_name("model option", name, _OPTION_NAMES)
     return replace(PRESETS[preset], **overrides)
+
+
+def preset_recipes(mode: str = "training", preset: str = "default") -> list[str]:
+    """Recipe names for ``mode`` under ``preset`` (``rs.list_recipes``); in
+    training the last two, ``dynamic`` and ``delayed``, are the seed document's
+    fp8 scalings, which no torchao recipe runs (``roofline-sym recipes`` marks
+    where each comes from).
+
+    >>> "mxfp8_cublas" in preset_recipes("training")
+    True
+    >>> preset_recipes("training")[-2:]
+    ['dynamic', 'delayed']
+    """
+    return list_recipes(mode, options(preset).recipe_table)
 
 
 def grouped_options(opts: Options, **overrides: Any) -> Options:

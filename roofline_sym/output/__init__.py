@@ -14,13 +14,24 @@ LaTeX compiles with pdflatex and amsmath (tables: booktabs).
 '2 M'
 """
 
-from .. import renderers
-from .blocks import breakdown, breakeven_latex, term_name
-from .printer import latex, latex_preamble, names
-from .tables import Row, breakeven_rows, breakeven_table
+from typing import TYPE_CHECKING
 
-# the writers of blocks of a given width (layout code): loaded when first asked for
-renderers.defer(f"{__name__}.paper")
+from ..exports import lazy
+
+if TYPE_CHECKING:
+    from .blocks import breakdown, breakeven_latex, term_name
+    from .printer import latex, latex_preamble, names
+    from .tables import Row, breakeven_rows, breakeven_table
+
+# each name's module, imported on first use (the package registers the LaTeX
+# writers of blocks and paper with renderers: roofline_sym/__init__.py)
+_WHERE = {
+    **dict.fromkeys(["breakdown", "breakeven_latex", "term_name"], ".blocks"),
+    **dict.fromkeys(["latex", "latex_preamble", "names"], ".printer"),
+    **dict.fromkeys(["Row", "breakeven_rows", "breakeven_table"], ".tables"),
+}
 
 __all__ = ["latex", "latex_preamble", "breakdown", "breakeven_latex", "breakeven_table",
            "breakeven_rows", "Row", "names", "term_name"]
+
+__getattr__, __dir__ = lazy(__name__, _WHERE)

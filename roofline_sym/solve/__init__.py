@@ -12,6 +12,17 @@ a symbolic one in one regime (``SymbolicBreakEven``); both are ``BreakEven``
 True
 """
 
-from .solver import BreakEven, NumericBreakEven, SymbolicBreakEven, breakeven
+from typing import TYPE_CHECKING
+
+from ..exports import lazy
+
+if TYPE_CHECKING:
+    from .solver import BreakEven, NumericBreakEven, SymbolicBreakEven, breakeven
+
+# each name's module, imported on first use
+_WHERE = dict.fromkeys(["BreakEven", "NumericBreakEven", "SymbolicBreakEven", "breakeven"],
+                       ".solver")
 
 __all__ = ["breakeven", "BreakEven", "NumericBreakEven", "SymbolicBreakEven"]
+
+__getattr__, __dir__ = lazy(__name__, _WHERE)
