@@ -148,7 +148,8 @@ def test_speedups_are_the_ratios_the_notes_quote():
     checked = 0
     for line, r in enumerate(_rows(), start=2):
         pairs = _PAIR.findall(r["notes"])
-        if not pairs:
+        if not pairs:  # the source prints only its ratio, and the notes say so
+            assert "printed" in r["notes"], line
             continue
         low, k1, base, k2 = pairs[-1]
         ratio = (float(low) * (1e3 if k1 else 1)) / (float(base) * (1e3 if k2 else 1))
@@ -156,7 +157,7 @@ def test_speedups_are_the_ratios_the_notes_quote():
         digits = len(printed.split(".")[1])
         assert abs(ratio - float(printed)) <= 0.5 * 10 ** -digits + 1e-12, (line, ratio, printed)
         checked += 1
-    assert checked >= len(_rows()) - 4
+    assert checked >= 0.9 * len(_rows())
 
 
 @pytest.mark.parametrize("column", ["gpus", "seq_len", "local_batch"])
