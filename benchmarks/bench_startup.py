@@ -1,7 +1,7 @@
 """Start-up: the main job and the import against ``import sympy, numpy``.  A script,
 not a test.
 
-    python benchmarks/bench_startup.py [--repeat 15]
+    python benchmarks/bench_startup.py [--repeat 15] [--terms 9]
 
 Each command runs in a fresh process, the four interleaved (the order
 rotating) so the machine's load falls on all alike; bytecode is written on a
@@ -17,7 +17,12 @@ on its first run (every model built, solved, compiled and evaluated) as on
 its second (the one a user sees every time after the first), the import at
 most 1.3x.  ``-X importtime`` of the main job and ``python -m cProfile -s
 cumtime -m roofline_sym`` (``XDG_CACHE_HOME`` an empty folder: a first run)
-show where the time goes.
+show where the time goes; ``--terms N`` measures it term by term: N fresh
+processes with an empty cache folder, each timing (CPU seconds) the main
+job's imports, then what the work spends in each of its steps (its own time,
+without the steps it calls): the hardware dataset, model building, binding,
+compiling, solving, evaluating, the break-even range, and the rest (the
+table's text); the medians are printed beside ``import sympy, numpy``'s.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 MAIN_JOB = [sys.executable, "-m", "roofline_sym"]
 COMMANDS = {
@@ -45,7 +51,14 @@ GOALS = {"import roofline_sym": 1.3, "roofline-sym, first": 1.6, "roofline-sym, 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--terms", type=int, default=0,
+                    help="time the main job's steps in this many fresh processes")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child:
+        return _child()
+    if args.terms:
+        return _terms(args.terms)
     base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory(prefix="bench_startup-") as scratch:
         warm = os.path.join(scratch, "warm")
@@ -89,6 +102,104 @@ def main() -> int:
     print("first and second runs print the same text" if same else
           "first and second runs DIFFER")
     return 0 if same else 1
+
+
+# the main job's steps: (term, module, attribute) of each function timed
+STEPS = [
+    ("hardware", "roofline_sym.cli.cmd_default", "dataset"),
+    ("model building", "roofline_sym.output.tables", "linear"),
+    ("binding", "roofline_sym.model.layer", "Linear.on"),
+    ("compiling", "roofline_sym.model.layer", "Linear.compiled"),
+    ("solving", "roofline_sym.output.tables", "breakeven"),
+    ("evaluating", "roofline_sym.model.layer", "Linear.evaluate"),
+    ("range", "roofline_sym.cli.cmd_default", "breakeven_range"),
+]
+
+
+def _terms(n: int) -> int:
+    """The main job's time term by term: medians over ``n`` fresh processes."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    rows: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench_startup-") as scratch:
+        subprocess.run(COMMANDS["import sympy, numpy"], env=env, check=True)
+        for r in range(n + 1):  # the first run writes bytecode, untimed
+            env["XDG_CACHE_HOME"] = os.path.join(scratch, f"cold-{r}")
+            base = subprocess.run([sys.executable, "-c", "import time, sympy, numpy; "
+                                   "print(time.process_time())"],
+                                  env=env, check=True, capture_output=True, text=True)
+            done = subprocess.run([sys.executable, __file__, "--child"], env=env, check=True,
+                                  capture_output=True, text=True)
+            if r == 0:
+                continue
+            rows.setdefault("import sympy, numpy (a process)", []).append(float(base.stdout))
+            for line in done.stdout.splitlines():
+                term, _, value = line.rpartition(" ")
+                rows.setdefault(term, []).append(float(value))
+    base_cpu = statistics.median(rows["import sympy, numpy (a process)"])
+    print(f"{'the main job, first run':<36}{'cpu s':>8}{'of base':>9}")
+    for term, values in rows.items():
+        med = statistics.median(values)
+        print(f"{term:<36}{med:8.3f}{med / base_cpu:9.2f}")
+    print(f"(medians over {n} fresh processes, each with an empty cache folder; CPU seconds "
+          "of each step's own work, without the steps it calls; the package's share is what "
+          "the main job adds to `import sympy, numpy`: the 1.6x goal leaves it 0.6 of base)")
+    return 0
+
+
+def _child() -> int:
+    """One main job, timed step by step (CPU seconds), printed as ``term seconds``."""
+    import importlib
+    from functools import cached_property
+
+    own: dict[str, float] = {}
+    stack: list[float] = []
+
+    def timed(term: str, fn: Any) -> Any:
+        def wrapper(*a: Any, **k: Any) -> Any:
+            t = time.process_time()
+            stack.append(0.0)
+            try:
+                return fn(*a, **k)
+            finally:
+                spent = time.process_time() - t
+                inner = stack.pop()
+                own[term] = own.get(term, 0.0) + spent - inner
+                if stack:
+                    stack[-1] += spent
+        return wrapper
+
+    t0 = time.process_time()
+    import sympy, numpy  # noqa: E401,F401  # the baseline's share, then the package's
+    t1 = time.process_time()
+    from roofline_sym import cli  # noqa: F401
+    from roofline_sym.cli import cmd_default
+    t2 = time.process_time()
+    for term, module_name, attribute in STEPS:
+        module = importlib.import_module(module_name)
+        owner: Any = module
+        *path, name = attribute.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        value = vars(owner)[name]
+        if isinstance(value, cached_property):
+            wrapped = cached_property(timed(term, value.func))
+            wrapped.__set_name__(owner, name)
+            setattr(owner, name, wrapped)
+        else:
+            setattr(owner, name, timed(term, value))
+    rest = "the rest (the table's text)"
+    text = timed(rest, cmd_default.text)()
+    t3 = time.process_time()
+    assert text
+    print(f"import sympy, numpy (in the job) {t1 - t0:.4f}")
+    print(f"import of the main job's modules {t2 - t1:.4f}")
+    for term, _, _ in STEPS:
+        print(f"{term} {own.get(term, 0.0):.4f}")
+    print(f"{rest} {own[rest]:.4f}")
+    print(f"the work, all steps {t3 - t2:.4f}")
+    # beyond `import sympy, numpy`: what the main job adds (the 1.6x goal leaves 0.6)
+    print(f"the package's share, imports and work {t3 - t1:.4f}")
+    return 0
 
 
 def _children_cpu() -> float:

@@ -152,7 +152,7 @@ class _Evaluator:
     # what runtime.Run asks of an evaluator
     @property
     def free_names(self) -> tuple[str, ...]:
-        return tuple(map(str, self.compiled.free))
+        return self.compiled.names
 
     @property
     def group_keys(self) -> tuple[Hashable, ...]:
@@ -181,6 +181,8 @@ class CompiledTerms(_Evaluator):
         self.terms = tuple((key, tuple(pieces)) for key, pieces in terms)
         free = set().union(*(e.free_symbols for _, pieces in self.terms for _, e in pieces))
         self.free = tuple(sorted(free - set(S.SHAPE_SYMBOLS), key=str))
+        # their names, printed once (every evaluation asks for them)
+        self.names = tuple(map(str, self.free))
         keys = layout.group_keys
         unknown = {key for key, _ in self.terms} - set(keys)
         if unknown:
