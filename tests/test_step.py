@@ -2,7 +2,7 @@
 count (Megatron's), properties over sequence length, batch, layers and
 checkpointing, and bad input."""
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -16,7 +16,7 @@ from roofline_sym.steps.attention import attention_flops
 from roofline_sym.steps.communication import gathered_bytes
 from roofline_sym.steps.linears import linear_flops
 from roofline_sym.steps.pointwise import ADAMW_BYTES
-from roofline_sym.steps.spec import DenseDecoder, StepSpec
+from roofline_sym.steps.spec import DenseDecoder, DenseLinear, StepSpec
 
 
 # Llama 3 8B (Meta's config.json): 8.03e9 parameters
@@ -191,3 +191,105 @@ def test_unknown_links_are_an_error_naming_the_gpu():
 def test_bad_points_are_named(bound, seq, batch, message):
     with pytest.raises(ValueError, match=message):
         bound["h100"].evaluate(seq, batch)
+
+
+# -- serving steps
+
+
+@pytest.fixture(scope="module")
+def serving():
+    return {(mode, kv): rs.step(LLAMA3_8B, "tensorwise_static", mode=mode, kv_cache=kv).on("h100")
+            for mode in ("prefill", "decode") for kv in ("bf16", "fp8")}
+
+
+@given(st.integers(16, 65536), st.integers(1, 256), st.integers(1, 4096))
+def test_decode_time_grows_with_context_and_an_fp8_cache_never_slows_it(serving, ctx, batch,
+                                                                        more):
+    bf16, fp8 = serving[("decode", "bf16")], serving[("decode", "fp8")]
+    # a short cache is read at the kernel's floor; from 4096 tokens on its bytes count
+    # (equal up to the last bit where both sides sit at the floor)
+    grows = (lambda d: d > 0) if ctx >= 4096 else (lambda d: d >= -1e-15)
+    out = bf16.evaluate(np.array([ctx, ctx + more]), batch, ["lowp_step_s", "baseline_step_s"])
+    assert grows(np.diff(out["lowp_step_s"])).all() and grows(np.diff(out["baseline_step_s"])).all()
+    both = [m.evaluate(ctx, batch, ["lowp_step_s", "baseline_step_s"]) for m in (bf16, fp8)]
+    assert grows(both[0]["lowp_step_s"] - both[1]["lowp_step_s"])
+    # a bf16 cache on the baseline side either way (equal up to rounding)
+    assert float(both[1]["baseline_step_s"]) == pytest.approx(float(both[0]["baseline_step_s"]),
+                                                              rel=1e-14)
+
+
+@given(st.integers(16, 32768), st.integers(1, 64))
+def test_prefill_speedup_lies_between_one_and_the_linears(serving, seq, batch):
+    step = serving[("prefill", "bf16")]
+    speedup = float(step.evaluate(seq, batch, ["speedup"])["speedup"])
+    linear = float(_linear_speedup(step, seq, batch))
+    assert min(1.0, linear) * (1 - 1e-12) <= speedup <= max(1.0, linear) * (1 + 1e-12)
+
+
+def _bytes_only(expr):
+    """``expr`` with unit bandwidth, no fixed times and unbounded FLOP rates: bytes."""
+    values = {}
+    for sym in expr.free_symbols - {S.SEQ_LEN, S.LOCAL_BATCH}:
+        name = str(sym)
+        values[sym] = (10 ** 30 if name.startswith("P_") else 0 if name.startswith("t")
+                       else 1)
+    return expr.xreplace(values)
+
+
+def test_decode_reads_each_weight_once_per_step():
+    # one token per sequence (B = 1): mlp.up_proj's GEMM reads its 4096 x 14336 weight
+    # once per layer (32 layers), in bf16 on the baseline side: with the input row
+    # and the output row, 2 * (4096 + 4096 * 14336 + 14336) bytes; the low-precision
+    # side reads the weight in fp8, one byte, plus its scales and the input's cast
+    step = rs.step(LLAMA3_8B, "tensorwise_static", mode="decode")
+    up = {side: _bytes_only(step.breakdown[f"{side}.linear.mlp.up_proj"]).subs(
+        S.LOCAL_BATCH, 1) for side in ("baseline", "lowp")}
+    assert up["baseline"] == 32 * 2 * (4096 + 4096 * 14336 + 14336)
+    assert 32 * 4096 * 14336 < up["lowp"] < 32 * (4096 * 14336 + 10 ** 5)
+
+
+# -- a mixture of experts
+
+
+@dataclass(frozen=True)
+class MoE:
+    experts: int
+    top_k: int
+    shared_experts: int
+    expert_intermediate: int
+    dense_layers: int = 0
+
+
+@dataclass(frozen=True)
+class MoEDecoder(DenseDecoder):
+    """A DenseDecoder whose MLPs (after ``dense_layers``) are routed experts."""
+
+    def linears(self, lm_head=True):
+        moe, L = self.moe, self.layers
+        routed = L - moe.dense_layers
+        dense = [replace(s, blocks=moe.dense_layers) for s in super().linears(False)
+                 if s.part == "mlp"] if moe.dense_layers else []
+        attn = [s for s in super().linears(lm_head) if s.part in ("attention", "output")]
+        h, f = self.hidden, moe.expert_intermediate
+        experts = [DenseLinear(f"mlp.experts.{n}", k, o, routed, moe.experts, moe.top_k,
+                               "experts") for n, k, o in (("gate_proj", h, f), ("up_proj", h, f),
+                                                          ("down_proj", f, h))]
+        router = [DenseLinear("mlp.gate", h, moe.experts, routed, part="router")]
+        return tuple(attn + dense + experts + router)
+
+
+MIXTRAL_LIKE = MoEDecoder("moe", 4096, 8, 32, 8, 128, "swiglu", 14336, 32000,
+                          moe=MoE(8, 2, 0, 14336))
+
+
+def test_a_mixture_of_experts_step_runs_grouped_gemms_and_all_to_all():
+    step = rs.step(MIXTRAL_LIKE, "tensorwise", gpus=8, ep=8)
+    names = set(step.breakdown)
+    assert {"lowp.linear.mlp.experts.up_proj", "lowp.comm.ep.all_to_all",
+            "baseline.pointwise.moe_permute.forward"} <= names
+    # the router stays in bf16
+    assert step.breakdown["lowp.linear.mlp.gate"] == step.breakdown["baseline.linear.mlp.gate"]
+    out = step.on("h100").evaluate([2048, 8192], 1)
+    assert (out["speedup"] > 1).all() and (out["mfu_baseline"] < 1).all()
+    with pytest.raises(StepInputError, match="ep=3"):
+        rs.step(MIXTRAL_LIKE, "tensorwise", gpus=6, ep=3)
