@@ -18,7 +18,6 @@ import time
 import numpy as np
 
 import roofline_sym as rs
-from roofline_sym.steps.spec import DenseDecoder
 
 
 def main() -> None:
@@ -26,8 +25,7 @@ def main() -> None:
     parser.add_argument("--size", type=float, default=1e6)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    llama = DenseDecoder("llama3-8b", 4096, 32, 32, 8, 128, "swiglu", 14336, 128256)
-    step = rs.step(llama, "tensorwise", gpus=8).on("h100")
+    step = rs.step("llama3-8b", "tensorwise", gpus=8).on("h100")
     rng = np.random.default_rng(0)
     n = int(args.size)
     seq, batch = rng.integers(128, 131072, n), rng.integers(1, 32, n)

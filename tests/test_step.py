@@ -2,7 +2,7 @@
 count (Megatron's), properties over sequence length, batch, layers and
 checkpointing, and bad input."""
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,14 +16,17 @@ from roofline_sym.steps.attention import attention_flops
 from roofline_sym.steps.communication import gathered_bytes
 from roofline_sym.steps.linears import linear_flops
 from roofline_sym.steps.pointwise import ADAMW_BYTES
-from roofline_sym.steps.spec import DenseDecoder, DenseLinear, StepSpec
+from roofline_sym.architectures import Architecture, MoE, architecture
+from roofline_sym.steps.spec import StepSpec
 
 
 # Llama 3 8B (Meta's config.json): 8.03e9 parameters
-LLAMA3_8B = DenseDecoder("llama3-8b", 4096, 32, 32, 8, 128, "swiglu", 14336, 128256)
-LLAMA3_70B = DenseDecoder("llama3-70b", 8192, 80, 64, 8, 128, "swiglu", 28672, 128256)
+LLAMA3_8B = architecture("llama3-8b")
+LLAMA3_70B = architecture("llama3-70b")
 # a GPT with a 4h GELU MLP and no GQA: Megatron's FLOP count applies
-GPT = DenseDecoder("gpt", 2048, 24, 16, 16, 128, "gelu", 8192, 50304)
+GPT = Architecture("gpt", hidden=2048, layers=24, heads=16, kv_heads=16, head_dim=128,
+                   mlp="gelu", intermediate=8192, vocab=50304, tied_embeddings=False,
+                   norm="layernorm")
 
 
 def test_llama3_8b_has_its_parameter_count():
@@ -251,35 +254,8 @@ def test_decode_reads_each_weight_once_per_step():
 # -- a mixture of experts
 
 
-@dataclass(frozen=True)
-class MoE:
-    experts: int
-    top_k: int
-    shared_experts: int
-    expert_intermediate: int
-    dense_layers: int = 0
-
-
-@dataclass(frozen=True)
-class MoEDecoder(DenseDecoder):
-    """A DenseDecoder whose MLPs (after ``dense_layers``) are routed experts."""
-
-    def linears(self, lm_head=True):
-        moe, L = self.moe, self.layers
-        routed = L - moe.dense_layers
-        dense = [replace(s, blocks=moe.dense_layers) for s in super().linears(False)
-                 if s.part == "mlp"] if moe.dense_layers else []
-        attn = [s for s in super().linears(lm_head) if s.part in ("attention", "output")]
-        h, f = self.hidden, moe.expert_intermediate
-        experts = [DenseLinear(f"mlp.experts.{n}", k, o, routed, moe.experts, moe.top_k,
-                               "experts") for n, k, o in (("gate_proj", h, f), ("up_proj", h, f),
-                                                          ("down_proj", f, h))]
-        router = [DenseLinear("mlp.gate", h, moe.experts, routed, part="router")]
-        return tuple(attn + dense + experts + router)
-
-
-MIXTRAL_LIKE = MoEDecoder("moe", 4096, 8, 32, 8, 128, "swiglu", 14336, 32000,
-                          moe=MoE(8, 2, 0, 14336))
+MIXTRAL_LIKE = replace(LLAMA3_8B, name="moe", layers=8, vocab=32000,
+                       moe=MoE(experts=8, top_k=2, shared_experts=0, expert_intermediate=14336))
 
 
 def test_a_mixture_of_experts_step_runs_grouped_gemms_and_all_to_all():
@@ -293,3 +269,16 @@ def test_a_mixture_of_experts_step_runs_grouped_gemms_and_all_to_all():
     assert (out["speedup"] > 1).all() and (out["mfu_baseline"] < 1).all()
     with pytest.raises(StepInputError, match="ep=3"):
         rs.step(MIXTRAL_LIKE, "tensorwise", gpus=6, ep=3)
+
+
+def test_routed_experts_are_gathered_over_what_expert_parallelism_leaves():
+    # 8 layers x 8 experts x 3 x 4096 x 14336 routed weights; ep=2 holds half of them on
+    # each GPU, all-gathered over dp_shard / ep = 4; ep=8 holds one expert each: no gather
+    routed = 8 * 8 * 3 * 4096 * 14336
+    two = StepSpec(MIXTRAL_LIKE, "tensorwise", parallel=Parallelism.of(gpus=8, ep=2))
+    assert gathered_bytes(two, "baseline", experts=True) == 2 * routed // 2
+    assert gathered_bytes(two, "baseline") == 2 * (MIXTRAL_LIKE.params - routed)
+    for ep, parts in ((2, 2), (8, 1)):
+        step = rs.step(MIXTRAL_LIKE, "tensorwise", gpus=8, ep=ep)
+        gather = next(t for t in step.terms if t.name == "baseline.comm.fsdp.all_gather")
+        assert len(gather.parts) == parts

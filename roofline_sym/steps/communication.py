@@ -7,7 +7,8 @@ scale-up domain talks over NVLink / xGMI, one that spans domains over the
 network (``StepSpec.across``).  Per step on one GPU, ``P`` the parameters of
 its tensor- and pipeline-parallel share:
 
-- FSDP over ``dp_shard * cp``: the weights all-gathered in bf16 (2 bytes;
+- FSDP over ``dp_shard * cp`` (routed experts, held ``1/ep`` each, over
+  ``dp_shard * cp / ep``): the weights all-gathered in bf16 (2 bytes;
   converted layers in fp8, 1 byte, with ``fp8_all_gather``) for the forward
   and again for the backward, and the gradients reduce-scattered in fp32
   (torchtitan's default reduce dtype), per micro-batch;
@@ -47,32 +48,48 @@ def _ring(n: int) -> sympy.Rational:
     return sympy.Rational(n - 1, n)
 
 
-def gathered_bytes(spec: StepSpec, side: str) -> sympy.Expr:
-    """Bytes of the weights one FSDP all-gather assembles on a GPU: bf16, the
-    converted linears in fp8 on the low-precision side with ``fp8_all_gather``."""
+def _weights(spec: StepSpec, experts: bool) -> sympy.Expr:
+    """Weights one GPU holds once gathered: the dense ones' tensor- and
+    pipeline-parallel share, or its ``1/ep`` of the routed experts' stage share."""
     p = spec.parallel
-    total = sympy.Rational(int(spec.arch.params), p.tp * p.pp) * _BF16
+    routed = sum(int(s.weights) for s in spec.arch.linears(not spec.arch.tied_embeddings)
+                 if s.groups > 1)
+    if experts:
+        return sympy.Rational(routed, p.ep * p.pp)
+    return sympy.Rational(int(spec.arch.params) - routed, p.tp * p.pp)
+
+
+def gathered_bytes(spec: StepSpec, side: str, experts: bool = False) -> sympy.Expr:
+    """Bytes of the weights (dense, or routed ``experts``) one FSDP all-gather
+    assembles on a GPU: bf16, the converted linears in fp8 on the low-precision
+    side with ``fp8_all_gather``."""
+    total = _weights(spec, experts) * _BF16
     if side == "lowp" and spec.fp8_all_gather:
         for shape in spec.arch.linears():
-            if spec.convert(shape):
+            if spec.convert(shape) and (shape.groups > 1) == experts:
                 k, n, groups = local_shape(shape, spec)
-                total -= sympy.Rational(k * n * (groups or 1) * int(shape.blocks), p.pp)
+                total -= sympy.Rational(k * n * (groups or 1) * int(shape.blocks),
+                                        spec.parallel.pp)
     return total
 
 
 def _data_parallel(spec: StepSpec, side: str) -> list[StepTerm]:
+    """FSDP over ``dp_shard * cp`` (routed experts over what ``ep`` leaves of it),
+    DDP over ``dp_replicate``."""
     p, m = spec.parallel, spec.microbatches
     out = []
     shard = p.dp_shard * p.cp
-    if shard > 1:
-        across = spec.across("dp_shard")
-        held = sympy.Rational(int(spec.arch.params), p.tp * p.pp)
-        out.append(StepTerm(f"{side}.comm.fsdp.all_gather", "comm", (network_pieces(
-            _ring(shard) * gathered_bytes(spec, side), across),), 2 * m))
-        out.append(StepTerm(f"{side}.comm.fsdp.reduce_scatter", "comm", (network_pieces(
-            _ring(shard) * held * REDUCE_BYTES, across),), m))
+    groups = [(shard, False), (shard // p.ep, True)]  # (FSDP degree, experts)
+    across = spec.across("dp_shard")
+    gather = tuple(network_pieces(_ring(n) * gathered_bytes(spec, side, e), across)
+                   for n, e in groups if n > 1)
+    reduce = tuple(network_pieces(_ring(n) * _weights(spec, e) * REDUCE_BYTES, across)
+                   for n, e in groups if n > 1)
+    if gather:
+        out.append(StepTerm(f"{side}.comm.fsdp.all_gather", "comm", gather, 2 * m))
+        out.append(StepTerm(f"{side}.comm.fsdp.reduce_scatter", "comm", reduce, m))
     if p.dp_replicate > 1:
-        grads = sympy.Rational(int(spec.arch.params), p.tp * p.pp * shard) * REDUCE_BYTES
+        grads = sum((_weights(spec, e) / n for n, e in groups), sympy.Integer(0)) * REDUCE_BYTES
         out.append(StepTerm(f"{side}.comm.ddp.all_reduce", "comm", (network_pieces(
             2 * _ring(p.dp_replicate) * grads, spec.across("dp_replicate")),)))
     return out

@@ -1,30 +1,33 @@
 """``step()``: a whole training or serving step of a model, in bf16 and in a recipe.
 
->>> s = step(StepSpec.toy().arch, "tensorwise", gpus=8)
+>>> s = step("llama3-8b", "tensorwise", gpus=8)
 >>> [name for name in s.breakdown if name.startswith("lowp.comm")]
 ['lowp.comm.fsdp.all_gather', 'lowp.comm.fsdp.reduce_scatter']
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import os
+from typing import Any, Callable, Mapping
 
 from .assembly import assemble
 from .model import Step
 from .parallel import Parallelism, StepInputError
-from .spec import ArchitectureLike, LinearLike, StepSpec, default_convert
+from ..architectures import Architecture, LinearShape, architecture
+from .spec import StepSpec, default_convert
 from ..validate import count, show
 
 __all__ = ["step"]
 
 
-def step(model: ArchitectureLike, recipe: str, *, mode: str = "training", gpus: Any = 1,
+def step(model: str | os.PathLike[str] | Architecture | Mapping[str, Any], recipe: str, *, mode: str = "training", gpus: Any = 1,
          dp_shard: Any = None, dp_replicate: Any = 1, tp: Any = 1, pp: Any = 1, cp: Any = 1,
          ep: Any = 1, ac: str = "none", compile: bool = False, fp8_all_gather: bool = False,
-         convert: Callable[[LinearLike], bool] | None = None, context: int | None = None,
+         convert: Callable[[LinearShape], bool] | None = None, context: int | None = None,
          kv_cache: str = "bf16", implementation: str = "torch", preset: str = "default",
          microbatches: Any = None, attention: str = "bf16", **options: Any) -> Step:
-    """The cost model of one step of ``model`` (an architecture) with its linears
+    """The cost model of one step of ``model`` (a built-in architecture's name, a
+    Hugging Face config.json, a mapping of its keys or an ``Architecture``) with its linears
     in ``recipe``: ``mode`` ``training``, ``prefill`` (a forward of B sequences of
     length S) or ``decode`` (one token for each of B sequences, a KV length
     ``context``, else S); torchtitan's parallel degrees (``dp_shard`` None: what
@@ -39,7 +42,7 @@ def step(model: ArchitectureLike, recipe: str, *, mode: str = "training", gpus: 
     model's options (``rs.linear``'s).
     """
     parallel = Parallelism.of(gpus, dp_shard, dp_replicate, tp, pp, cp, ep)
-    spec = StepSpec(model, recipe, mode, parallel, ac, compile, fp8_all_gather,
+    spec = StepSpec(architecture(model), recipe, mode, parallel, ac, compile, fp8_all_gather,
                     convert or default_convert, context, kv_cache, implementation, preset,
                     _microbatches(microbatches), attention, options=options)
     if spec.fp8_all_gather and "tensorwise" not in recipe:

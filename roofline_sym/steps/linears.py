@@ -29,7 +29,8 @@ from ..model.layer import Linear, linear
 from ..model.term import Term
 from .parallel import StepInputError
 from .pieces import Pieces, StepTerm
-from .spec import LinearLike, StepSpec
+from ..architectures import LinearShape
+from .spec import StepSpec
 
 __all__ = ["linear_terms", "linear_flops", "local_shape", "layer_models", "COLUMN_PARALLEL",
            "ROW_PARALLEL"]
@@ -50,7 +51,7 @@ def _layer(recipe: str, mode: str, fuse: bool, preset: str, groups: int | None,
     return linear(recipe, mode=mode, fuse=fuse, preset=preset, groups=groups, **dict(options))
 
 
-def local_shape(shape: LinearLike, spec: StepSpec) -> tuple[int, int, int | None]:
+def local_shape(shape: LinearShape, spec: StepSpec) -> tuple[int, int, int | None]:
     """``(K, N, groups)`` of ``shape`` on one GPU (tensor- and expert-parallel)."""
     tp, ep = spec.parallel.tp, spec.parallel.ep
     k, n = int(shape.K), int(shape.N)
@@ -70,7 +71,7 @@ def local_shape(shape: LinearLike, spec: StepSpec) -> tuple[int, int, int | None
     return k, n, None
 
 
-def _rows(shape: LinearLike, spec: StepSpec) -> sympy.Expr:
+def _rows(shape: LinearShape, spec: StepSpec) -> sympy.Expr:
     """``M`` of the layer's GEMMs: tokens x top_k (a serving step's output layer
     computes the last position's logits only)."""
     if shape.part == "output" and spec.mode == "prefill":
@@ -78,7 +79,7 @@ def _rows(shape: LinearLike, spec: StepSpec) -> sympy.Expr:
     return spec.tokens * int(shape.top_k)
 
 
-def _weight(shape: LinearLike, spec: StepSpec) -> sympy.Expr:
+def _weight(shape: LinearShape, spec: StepSpec) -> sympy.Expr:
     """Runs per step on one GPU: the blocks of one stage times the micro-batches;
     the output layer, on the last stage, once per micro-batch."""
     if shape.part == "output":

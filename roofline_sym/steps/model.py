@@ -12,8 +12,7 @@ Per side, the step time composes the groups of terms (``pieces.TERM_GROUPS``)::
 structure, with sequence length and local batch in the places of two shapes.
 
 >>> from roofline_sym.steps.composition import step
->>> from roofline_sym.steps.spec import StepSpec
->>> s = step(StepSpec.toy().arch, "tensorwise").on("h100")
+>>> s = step("llama3-8b", "tensorwise").on("h100")
 >>> out = s.evaluate(seq_len=[2048, 8192], local_batch=1)
 >>> bool((out["baseline_step_s"] > 0).all()), sorted(s.groups("lowp", seq_len=2048, local_batch=1))[:3]
 (True, ['attention', 'bubble', 'comm'])

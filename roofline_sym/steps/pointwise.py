@@ -73,7 +73,7 @@ def _layer_kernels(spec: StepSpec) -> list[tuple[str, str, sympy.Expr, sympy.Exp
         out.append(("norm", "norm", 2 * sp * h * _BF16, 3 * sp * h * _BF16, 2 * per_layer))
         out.append(("residual", "elementwise", 3 * sp * h * _BF16, 3 * sp * h * _BF16,
                     2 * per_layer))
-    fwd, bwd = _ACTIVATION[spec.mlp_kind]
+    fwd, bwd = _ACTIVATION[spec.arch.mlp]
     moe = spec.arch.moe
     moe_layers = 0 if moe is None else int(spec.arch.layers) - int(moe.dense_layers)
     for name, layers, is_moe in (("activation", int(spec.arch.layers) - moe_layers, False),
@@ -84,7 +84,7 @@ def _layer_kernels(spec: StepSpec) -> list[tuple[str, str, sympy.Expr, sympy.Exp
                         layers * spec.layer_weight))
     rotary = 2 * T * (a + g) * rope * _BF16
     out.append(("rotary", "elementwise", rotary, rotary, per_layer))
-    if moe_layers:
+    if moe is not None and moe_layers:
         permute = 4 * T * int(moe.top_k) * h * _BF16
         out.append(("moe_permute", "elementwise", permute, permute,
                     moe_layers * spec.layer_weight))

@@ -14,73 +14,22 @@ linears convert, which link a group of GPUs talks over.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping
 
 import sympy
 
 from .. import symbols as S
+from ..architectures import Architecture, LinearShape
 from ..validate import count, show
 from .parallel import AC_MODES, STEP_MODES, Parallelism, StepInputError
 
-__all__ = ["StepSpec", "ArchitectureLike", "LinearLike", "default_convert", "KV_CACHES",
-           "ATTENTION_DTYPES", "MLP_KINDS", "DenseDecoder", "DenseLinear"]
+__all__ = ["StepSpec", "default_convert", "toy_architecture", "KV_CACHES", "ATTENTION_DTYPES"]
 
 KV_CACHES = ("bf16", "fp8")
 ATTENTION_DTYPES = ("bf16", "fp8")
-# the MLP kinds and how many h x f matrices their up-projection has
-MLP_KINDS = ("swiglu", "gelu", "relu2")
 
 
-class LinearLike(Protocol):
-    """A linear of an architecture (``architectures.LinearShape``)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def K(self) -> int: ...
-    @property
-    def N(self) -> int: ...
-    @property
-    def blocks(self) -> int: ...
-    @property
-    def groups(self) -> int: ...
-    @property
-    def top_k(self) -> int: ...
-    @property
-    def part(self) -> str: ...
-
-
-class ArchitectureLike(Protocol):
-    """What a step reads of an architecture (``architectures.Architecture``)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def hidden(self) -> int: ...
-    @property
-    def layers(self) -> int: ...
-    @property
-    def heads(self) -> int: ...
-    @property
-    def kv_heads(self) -> int: ...
-    @property
-    def head_dim(self) -> int: ...
-    @property
-    def mlp(self) -> str: ...
-    @property
-    def intermediate(self) -> int: ...
-    @property
-    def vocab(self) -> int: ...
-    @property
-    def moe(self) -> Any: ...
-    @property
-    def mla(self) -> Any: ...
-    @property
-    def params(self) -> int: ...
-    def linears(self, lm_head: bool = True) -> Sequence[LinearLike]: ...
-
-
-def default_convert(shape: LinearLike) -> bool:
+def default_convert(shape: LinearShape) -> bool:
     """Every linear converts but the output layer and the router (float8
     conversion filters keep both in bf16)."""
     return shape.part not in ("output", "router")
@@ -90,14 +39,14 @@ def default_convert(shape: LinearLike) -> bool:
 class StepSpec:
     """A step's inputs, checked (``step()`` builds one)."""
 
-    arch: ArchitectureLike
+    arch: Architecture
     recipe: str
     mode: str = "training"
     parallel: Parallelism = field(default_factory=lambda: Parallelism.of())
     ac: str = "none"
     compile: bool = False
     fp8_all_gather: bool = False
-    convert: Callable[[LinearLike], bool] = default_convert
+    convert: Callable[[LinearShape], bool] = default_convert
     context: int | None = None
     kv_cache: str = "bf16"
     implementation: str = "torch"
@@ -131,21 +80,14 @@ class StepSpec:
                 raise StepInputError("context (the KV length) is a decode step's; a prefill's "
                                      "prompt length is the sequence length")
             count(self.context, "context", minimum=1, maximum=1 << 24)
-        if self.mlp_kind not in MLP_KINDS:
-            raise StepInputError(f"{self.arch.name}: mlp must be one of {', '.join(MLP_KINDS)}, "
-                                 f"not {show(self.arch.mlp)}")
 
     @classmethod
     def toy(cls, **changes: Any) -> "StepSpec":
         """A two-layer toy model's step (examples and tests)."""
-        arch = changes.pop("arch", None) or DenseDecoder()
+        arch = changes.pop("arch", None) or toy_architecture()
         return cls(arch, changes.pop("recipe", "tensorwise"), **changes)
 
     # -- what every part asks
-    @property
-    def mlp_kind(self) -> str:
-        return str(self.arch.mlp).lower()
-
     @property
     def training(self) -> bool:
         return self.mode == "training"
@@ -198,58 +140,7 @@ class StepSpec:
         return max(1, min(size, self.scale_up_gpus // stride))
 
 
-@dataclass(frozen=True)
-class DenseLinear:
-    """One linear of a ``DenseDecoder`` (the fields of ``LinearLike``)."""
-
-    name: str
-    K: int
-    N: int
-    blocks: int
-    groups: int = 1
-    top_k: int = 1
-    part: str = "attention"
-
-
-@dataclass(frozen=True)
-class DenseDecoder:
-    """A dense decoder (Llama-style attention; a SwiGLU, GELU or ReLU^2 MLP)
-    given by its sizes; the default: two blocks of a tiny model.
-
-    >>> DenseDecoder("llama3-8b", 4096, 32, 32, 8, 128, "swiglu", 14336, 128256).params
-    8030261248
-    """
-
-    name: str = "toy"
-    hidden: int = 256
-    layers: int = 2
-    heads: int = 4
-    kv_heads: int = 2
-    head_dim: int = 64
-    mlp: str = "swiglu"
-    intermediate: int = 512
-    vocab: int = 1000
-    tied_embeddings: bool = False
-    moe: Any = None
-    mla: Any = None
-
-    @property
-    def params(self) -> int:
-        """Linears and two norms per block, embedding and output layer, final norm."""
-        per_block = sum(s.K * s.N for s in self.linears(False)) + 2 * self.hidden
-        embeddings = (1 if self.tied_embeddings else 2) * self.vocab * self.hidden
-        return self.layers * per_block + embeddings + self.hidden
-
-    def linears(self, lm_head: bool = True) -> tuple[DenseLinear, ...]:
-        h, d, L, f = self.hidden, self.head_dim, self.layers, self.intermediate
-        out = [DenseLinear("self_attn.q_proj", h, self.heads * d, L),
-               DenseLinear("self_attn.k_proj", h, self.kv_heads * d, L),
-               DenseLinear("self_attn.v_proj", h, self.kv_heads * d, L),
-               DenseLinear("self_attn.o_proj", self.heads * d, h, L)]
-        if str(self.mlp).lower() == "swiglu":
-            out.append(DenseLinear("mlp.gate_proj", h, f, L, part="mlp"))
-        out += [DenseLinear("mlp.up_proj", h, f, L, part="mlp"),
-                DenseLinear("mlp.down_proj", f, h, L, part="mlp")]
-        if lm_head:
-            out.append(DenseLinear("lm_head", h, self.vocab, 1, part="output"))
-        return tuple(out)
+def toy_architecture() -> Architecture:
+    """Two blocks of a tiny Llama-style model (examples and tests)."""
+    return Architecture("toy", hidden=256, layers=2, heads=4, kv_heads=2, head_dim=64,
+                        mlp="swiglu", intermediate=512, vocab=1000, tied_embeddings=False)
