@@ -61,7 +61,7 @@ def test_the_stored_rows_are_the_published_rows_of_their_source():
         return (str(table.source_id[i]), str(table.gpu[i]), str(table.recipe[i]),
                 str(table.mode[i]), str(table.workload[i]), float(table.M[i]),
                 float(table.K[i]), float(table.N[i]), str(table.implementation[i]),
-                round(float(table.measured[i]), 4))
+                f"{float(table.measured[i]):.8g}")
     data = collections.Counter(key(t, i) for i in range(len(t)))
     for i in range(len(stored.table)):
         k = key(stored.table, i)

@@ -63,8 +63,8 @@ class FirstSight:
         return [{"source_id": t.source_id[i], "gpu": t.gpu[i], "recipe": t.recipe[i],
                  "mode": t.mode[i], "workload": t.workload[i], "M": int(t.M[i]),
                  "K": int(t.K[i]), "N": int(t.N[i]), "implementation": t.implementation[i],
-                 "timer": t.timer[i], "measured_speedup": f"{t.measured[i]:.6g}",
-                 "predicted_speedup": f"{self.predicted[i]:.6g}"} for i in range(len(t))]
+                 "timer": t.timer[i], "measured_speedup": f"{t.measured[i]:.10g}",
+                 "predicted_speedup": f"{self.predicted[i]:.10g}"} for i in range(len(t))]
 
     def __str__(self) -> str:
         r = self.record
