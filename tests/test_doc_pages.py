@@ -160,6 +160,9 @@ def test_fidelity_page_computes_its_figures_from_the_stored_residuals(monkeypatc
         p = np.array([float(r["predicted_speedup"]) for r in rows])
         assert test[2:4] == [f"{np.median(np.abs(p / m - 1)):.1%}",
                              f"{np.percentile(np.abs(p / m - 1), 90):.1%}"]
+    for rec in recorded:  # one line per source, its record as written that day
+        line = scores[f"&nbsp; first sight of {rec['source']} ({rec['date']})"]
+        assert line[1:3] == [str(rec["rows"]), f"{rec['median']:.1%}"]
 
     # the grid's counts ("The grid and the time budget"): 6 cubes, and at each of the 2
     # token counts the Llama block's 4 distinct (K, N), one of them the 8192 cube
