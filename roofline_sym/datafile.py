@@ -28,6 +28,7 @@ import os
 import stat
 from typing import Any, Iterable, Iterator, Sequence, TextIO
 
+from .errors import DataFileError
 from .validate import label, path
 
 __all__ = ["MAX_FILE_BYTES", "data_file", "read_text", "nested_input", "where", "Delimited",
@@ -62,12 +63,12 @@ def data_file(value: Any, what: str) -> str:
     try:
         info = os.stat(name)
     except OSError as exc:
-        raise ValueError(f"{shown}: cannot read {what} ({exc.strerror})") from None
+        raise DataFileError(f"{shown}: cannot read {what} ({exc.strerror})") from None
     if not stat.S_ISREG(info.st_mode):
-        raise ValueError(f"{shown}: cannot read {what} (not a regular file)")
+        raise DataFileError(f"{shown}: cannot read {what} (not a regular file)")
     if info.st_size > MAX_FILE_BYTES:
-        raise ValueError(f"{shown}: cannot read {what} ({info.st_size} bytes; at most "
-                         f"{MAX_FILE_BYTES})")
+        raise DataFileError(f"{shown}: cannot read {what} ({info.st_size} bytes; at most "
+                            f"{MAX_FILE_BYTES})")
     return name
 
 
@@ -80,14 +81,14 @@ def read_text(value: Any, what: str) -> tuple[str, str]:
         with open(name, "rb") as f:
             raw = f.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        raise ValueError(f"{shown}: cannot read {what} ({exc.strerror})") from None
+        raise DataFileError(f"{shown}: cannot read {what} ({exc.strerror})") from None
     if len(raw) > MAX_FILE_BYTES:
-        raise ValueError(f"{shown}: cannot read {what} (more than {MAX_FILE_BYTES} bytes)")
+        raise DataFileError(f"{shown}: cannot read {what} (more than {MAX_FILE_BYTES} bytes)")
     try:
         return name, raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{shown}: cannot read {what} (not UTF-8 text: {exc.reason} at "
-                         f"byte {exc.start})") from None
+        raise DataFileError(f"{shown}: cannot read {what} (not UTF-8 text: {exc.reason} at "
+                            f"byte {exc.start})") from None
 
 
 @contextlib.contextmanager
@@ -97,7 +98,7 @@ def nested_input(origin: str, what: str = "file") -> Iterator[None]:
     try:
         yield
     except RecursionError:
-        raise ValueError(f"{origin}: the {what} is nested too deeply to read") from None
+        raise DataFileError(f"{origin}: the {what} is nested too deeply to read") from None
 
 
 # -- delimited files ------------------------------------------------------------------
@@ -114,7 +115,7 @@ class Delimited:
     >>> rows = Delimited(["a,b\\n", "1,2,3\\n"], "t.csv")
     >>> list(rows)
     Traceback (most recent call last):
-    ValueError: t.csv: line 2: 3 fields, but the header has 2
+    roofline_sym.errors.DataFileError: t.csv: line 2: 3 fields, but the header has 2
     """
 
     def __init__(self, lines: Iterable[str], source: str, *, comments: bool = True,
@@ -125,13 +126,13 @@ class Delimited:
         self._reader = csv.reader(self._uncommented(lines) if comments else lines)
         first = self._next_row()
         if first is None:
-            raise ValueError(f"{source}: no header row{f' (expected {expected})' if expected else ''}")
+            raise DataFileError(f"{source}: no header row{f' (expected {expected})' if expected else ''}")
         self.header = tuple(h.strip() for h in first)
         self.header_line = self.line
         seen: set[str] = set()
         for name in self.header:
             if name in seen:
-                raise ValueError(f"{where(source, self.line, name)}: the header names it twice")
+                raise DataFileError(f"{where(source, self.line, name)}: the header names it twice")
             seen.add(name)
 
     def _uncommented(self, lines: Iterable[str]) -> Iterator[str]:
@@ -155,7 +156,7 @@ class Delimited:
                 if any(cell.strip() for cell in row):
                     return row
         except csv.Error as exc:  # a NUL byte, a field beyond the csv module's limit
-            raise ValueError(f"{where(self.source, self.line)}: not valid CSV ({exc})") from None
+            raise DataFileError(f"{where(self.source, self.line)}: not valid CSV ({exc})") from None
         return None
 
     def raw(self) -> Iterator[list[str]]:
@@ -164,14 +165,14 @@ class Delimited:
         try:
             yield from self._reader
         except csv.Error as exc:
-            raise ValueError(f"{where(self.source, self.line)}: not valid CSV ({exc})") from None
+            raise DataFileError(f"{where(self.source, self.line)}: not valid CSV ({exc})") from None
 
     def __iter__(self) -> Iterator[list[str]]:
         """The rows (cells as written), each as long as the header."""
         while (row := self._next_row()) is not None:
             if len(row) != len(self.header):
-                raise ValueError(f"{where(self.source, self.line)}: {len(row)} fields, but "
-                                 f"the header has {len(self.header)}")
+                raise DataFileError(f"{where(self.source, self.line)}: {len(row)} fields, but "
+                                    f"the header has {len(self.header)}")
             yield row
 
     def records(self) -> Iterator[tuple[int, dict[str, str]]]:
@@ -184,12 +185,12 @@ class Delimited:
         header holds, after the list)."""
         missing = [c for c in columns if c not in self.header]
         if missing:
-            raise ValueError(f"{where(self.source, self.header_line)}: missing column(s) "
-                             f"{', '.join(map(repr, missing))}{note}")
+            raise DataFileError(f"{where(self.source, self.header_line)}: missing column(s) "
+                                f"{', '.join(map(repr, missing))}{note}")
 
 
 # -- JSON -------------------------------------------------------------------------------
-class _DuplicateKey(Exception):
+class _DuplicateKey(DataFileError):
     """A JSON object names a key twice (raised while parsing)."""
 
 
@@ -206,19 +207,19 @@ def parse_json(text: str, source: str) -> Any:
 
     >>> parse_json('{"M": 1,\\n "M": 2}', "s.json")
     Traceback (most recent call last):
-    ValueError: s.json: key 'M' appears twice in an object
+    roofline_sym.errors.DataFileError: s.json: key 'M' appears twice in an object
     >>> parse_json('[1,\\n 2,,]', "s.json")
     Traceback (most recent call last):
-    ValueError: s.json: line 2, column 4: not valid JSON (Expecting value)
+    roofline_sym.errors.DataFileError: s.json: line 2, column 4: not valid JSON (Expecting value)
     """
     try:
         with nested_input(source, "JSON"):
             return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{where(source, exc.lineno, str(exc.colno))}: not valid JSON "
-                         f"({exc.msg})") from None
+        raise DataFileError(f"{where(source, exc.lineno, str(exc.colno))}: not valid JSON "
+                            f"({exc.msg})") from None
     except _DuplicateKey as exc:
-        raise ValueError(f"{source}: key {exc.args[0]!r} appears twice in an object") from None
+        raise DataFileError(f"{source}: key {exc.args[0]!r} appears twice in an object") from None
 
 
 # -- writing ------------------------------------------------------------------------------

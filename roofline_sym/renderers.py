@@ -50,8 +50,8 @@ def render(pieces: Any, **options: Any) -> str:
         importlib.import_module(_DEFERRED.pop(0))
         write = _find(table, pieces)
     if write is None:
-        raise LookupError(f"no LaTeX writer for {type(pieces).__name__}; the output layer "
-                          "registers them (roofline_sym/__init__.py names its modules)")
+        raise AssertionError(f"no LaTeX writer for {type(pieces).__name__}; the output layer "
+                             "registers them (roofline_sym/__init__.py names its modules)")
     if table is _WRITERS:
         options.pop("width", None)
     return write(pieces, **options)

@@ -20,6 +20,7 @@ from functools import cache
 
 import sympy
 from sympy.printing.printer import Printer
+from .errors import InputError
 
 __all__ = [
     "M",
@@ -144,7 +145,7 @@ def gemm_fixed_time(cls: str) -> sympy.Symbol:
     (``t0_fp8_rowwise``): a GEMM's compute time is t0 + F / rate, Hockney's
     form with the start-up in seconds, so a faster dtype gets no shorter one."""
     if cls not in GEMM_CLASSES:
-        raise ValueError(f"unknown GEMM class {cls!r}; known: {', '.join(GEMM_CLASSES)}")
+        raise InputError(f"unknown GEMM class {cls!r}; known: {', '.join(GEMM_CLASSES)}")
     label = cls.replace("_", ",")
     return _make(f"t0_{cls}", rf"t_{{0,\mathrm{{{label}}}}}", positive=False)
 
@@ -153,7 +154,7 @@ def kernel_efficiency(kind: str) -> sympy.Symbol:
     """Achievable fraction of the peak bandwidth for kernels of class ``kind``
     (``eta_cast``, ``eta_transpose``, ...; see ``KERNEL_KINDS``)."""
     if kind not in KERNEL_KINDS:
-        raise ValueError(f"unknown kernel kind {kind!r}; known: {', '.join(KERNEL_KINDS)}")
+        raise InputError(f"unknown kernel kind {kind!r}; known: {', '.join(KERNEL_KINDS)}")
     return _make(f"eta_{kind}", rf"\eta_{{\mathrm{{{kind}}}}}")
 
 
@@ -161,7 +162,7 @@ def kernel_fixed_time(kind: str) -> sympy.Symbol:
     """The fixed time of a kernel of class ``kind``, seconds (``t0_cast``): its
     memory time is t0 + B / (BW eta_kind)."""
     if kind not in KERNEL_KINDS:
-        raise ValueError(f"unknown kernel kind {kind!r}; known: {', '.join(KERNEL_KINDS)}")
+        raise InputError(f"unknown kernel kind {kind!r}; known: {', '.join(KERNEL_KINDS)}")
     return _make(f"t0_{kind}", rf"t_{{0,\mathrm{{{kind}}}}}", positive=False)
 
 
@@ -169,7 +170,7 @@ def scaling_efficiency(family: str) -> sympy.Symbol:
     """A low-precision GEMM's rate with ``family`` scaling relative to its
     dtype's (``kappa_blockwise``)."""
     if family not in SCALING_FAMILIES:
-        raise ValueError(f"unknown scaling family {family!r}; "
+        raise InputError(f"unknown scaling family {family!r}; "
                          f"known: {', '.join(SCALING_FAMILIES)}")
     return _make(f"kappa_{family}", rf"\kappa_{{\mathrm{{{family}}}}}")
 
@@ -270,7 +271,7 @@ def hardware_symbol(name: str) -> sympy.Symbol:
         return kernel_efficiency(rest)
     if kind == "kappa" and rest in SCALING_FAMILIES:
         return scaling_efficiency(rest)
-    raise ValueError(f"unknown hardware symbol {name!r}; known: BW, eta_mem, t_launch, "
+    raise InputError(f"unknown hardware symbol {name!r}; known: BW, eta_mem, t_launch, "
                      f"t0_<GEMM class> and t0_<kernel kind>, "
                      f"P_<dtype> and eta_<dtype> for the GEMM dtypes "
                      f"{', '.join(_GEMM_DTYPES)}, eta_<kind> for the kernel kinds "

@@ -9,26 +9,26 @@ masked arrays).  Shape dimensions stop at ``SHAPE_MAX``; one request stops at
 ``MAX_ELEMENTS`` values and a table at ``MAX_ROWS`` rows.  Hardware numbers
 lie in the ranges of ``RANGES`` (data: a field's kind -> its range).
 
-A wrong type is an ``InputTypeError`` (a ``TypeError``, and a ``ValueError``
-as these errors were before); a bad value a ``ValueError``; a name not
-found suggests close matches.  Values in messages are shown short, with
+A wrong type is an ``InputTypeError`` (a ``TypeError``); a bad value an
+``InputError``; a name not found an ``UnknownNameError`` that suggests close
+matches (all ``RooflineError``, see ``errors``).  Values in messages are shown short, with
 control characters escaped (``show``).
 
 >>> parse_number("8192", "--at K", limit=SHAPE_MAX)
 8192.0
 >>> parse_number("2**10", "--at K")
 Traceback (most recent call last):
-ValueError: --at K: '2**10' is not a number
+roofline_sym.errors.InputError: --at K: '2**10' is not a number
 >>> parse_number("9007199254740993", "M", limit=SHAPE_MAX)
 Traceback (most recent call last):
-ValueError: M: '9007199254740993' is beyond 2**53; expected a positive finite number up to 2**53
+roofline_sym.errors.InputError: M: '9007199254740993' is beyond 2**53; expected a positive finite number up to 2**53
 >>> positive_array([1024, 4096], "M").tolist()
 [1024.0, 4096.0]
 >>> formula("2*M*K*N / (P_fp8*eta_fp8)")
 2*K*M*N/(P_fp8*eta_fp8)
 >>> check_range(1e-300, "eta_fp8", symbol_kind("eta_fp8"))
 Traceback (most recent call last):
-ValueError: eta_fp8 = 1e-300 is outside (0.01, 1] (an efficiency fraction)
+roofline_sym.errors.InputError: eta_fp8 = 1e-300 is outside (0.01, 1] (an efficiency fraction)
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ import numpy as np
 import sympy
 
 from . import symbols as S
+from .errors import InputError, InputTypeError, UnknownNameError
 
 __all__ = [
     "SHAPE_MAX", "MAX_ELEMENTS", "MAX_ROWS", "InputTypeError", "Range", "RANGES",
@@ -68,11 +69,6 @@ MAX_ELEMENTS = 2 ** 26
 # one table held whole with its text columns (a sweep's result, a measurement
 # file); shape sets (five numbers a row) take up to MAX_ELEMENTS rows
 MAX_ROWS = 2 ** 22
-
-
-class InputTypeError(TypeError, ValueError):
-    """An argument of the wrong type.  A ``TypeError``; also a ``ValueError``,
-    which is what the library raised for these before."""
 
 
 # -- showing values ----------------------------------------------------------------
@@ -137,9 +133,9 @@ def text(value: Any, name: str, *, empty: bool = False) -> str:
     if not isinstance(value, str):
         raise InputTypeError(f"{name} must be a string, not {_type(value)} {show(value)}")
     if not empty and not value.strip():
-        raise ValueError(f"{name} must be a non-empty string")
+        raise InputError(f"{name} must be a non-empty string")
     if has_control(value):
-        raise ValueError(f"{name} {show(value)} contains control characters")
+        raise InputError(f"{name} {show(value)} contains control characters")
     return value
 
 
@@ -156,7 +152,7 @@ def close_matches(name: str, known: Iterable[str], n: int = 3, cutoff: float = 0
 
 
 def unknown_name(what: str, name: Any, known: Iterable[str], *,
-                 error: type[Exception] = ValueError, extra: str = "",
+                 error: type[Exception] = UnknownNameError, extra: str = "",
                  where: str = "", suggestions: Iterable[str] | None = None) -> Exception:
     """The error for a name not found: close matches first, then every valid name.
 
@@ -225,7 +221,7 @@ def items(value: Any, what: str, kinds: type | tuple[type, ...],
                                  f"{' or '.join(names)}")
         out.append(item)
         if len(out) > limit:
-            raise ValueError(f"{what}: more than {limit} items")
+            raise InputError(f"{what}: more than {limit} items")
     return out
 
 
@@ -238,11 +234,11 @@ def count(value: Any, name: str, *, minimum: int = 0, maximum: int = MAX_ELEMENT
     except OverflowError:
         whole = True  # a huge int: caught by the bound below
     if not whole:
-        raise ValueError(f"{name} must be an integer, got {show(value)}")
+        raise InputError(f"{name} must be an integer, got {show(value)}")
     # typeshed's numbers.Real is vague on purpose: it declares no __ge__ (which
     # int <= value reaches at run time) and a __trunc__ that returns no int
     if not minimum <= value <= maximum:  # type: ignore[operator]
-        raise ValueError(f"{name} must be in {minimum}..{maximum}, got {show(value)}")
+        raise InputError(f"{name} must be in {minimum}..{maximum}, got {show(value)}")
     return int(value)  # type: ignore[arg-type]
 
 
@@ -385,7 +381,7 @@ def check_range(value: Any, name: str, kind: str | None) -> None:
     """A ValueError naming ``name``, the value and the range unless ``value`` fits."""
     problem = range_problem(value, kind)
     if problem:
-        raise ValueError(f"{name} = {problem}")
+        raise InputError(f"{name} = {problem}")
 
 
 def hardware_array(value: Any, name: str) -> np.ndarray:
@@ -416,34 +412,34 @@ def parse_number(text: str, what: str, *, positive: bool = True, integer: bool =
     if not isinstance(text, str):
         raise InputTypeError(f"{what}: expected text, not {_type(text)} {show(text)}")
     if len(text) > 100:
-        raise ValueError(f"{what}: {show(text)} is not a number")
+        raise InputError(f"{what}: {show(text)} is not a number")
     try:
         value = float(text)
     except ValueError:
-        raise ValueError(f"{what}: {show(text)} is not a number") from None
+        raise InputError(f"{what}: {show(text)} is not a number") from None
     expected = (f"expected a {'positive' if positive else 'non-negative'} finite number"
                 + ("" if limit is None else f" up to {_bound(limit)}"))
     mantissa = text.lower().partition("e")[0]
     if not math.isfinite(value):
-        raise ValueError(f"{what}: {show(text)} is not finite; {expected}")
+        raise InputError(f"{what}: {show(text)} is not finite; {expected}")
     if value == 0 and any(ch.isdecimal() and int(ch) != 0 for ch in mantissa):
         # too small for a float (1e-400): no exact value either
-        raise ValueError(f"{what}: {show(text)} is too small to represent; {expected}")
+        raise InputError(f"{what}: {show(text)} is too small to represent; {expected}")
     try:  # the decimal as written (its exponent is bounded now that the float is finite)
         exact = Fraction(text.strip().replace("_", ""))
     except (ValueError, ZeroDivisionError):
         exact = Fraction(value)
     if not (exact > 0 if positive else exact >= 0):
-        raise ValueError(f"{what}: {show(text)} is not {'positive' if positive else '>= 0'}; "
+        raise InputError(f"{what}: {show(text)} is not {'positive' if positive else '>= 0'}; "
                          f"{expected}")
     if limit is not None and exact > limit:
-        raise ValueError(f"{what}: {show(text)} is beyond {_bound(limit)}; {expected}")
+        raise InputError(f"{what}: {show(text)} is beyond {_bound(limit)}; {expected}")
     if integer and exact.denominator != 1:
-        raise ValueError(f"{what}: {show(text)} is not an integer")
+        raise InputError(f"{what}: {show(text)} is not an integer")
     if kind is not None and not (value == 0 and not positive):
         problem = range_problem(value, kind)
         if problem:
-            raise ValueError(f"{what}: {show(text)}: {problem}")
+            raise InputError(f"{what}: {show(text)}: {problem}")
     return value
 
 
@@ -488,7 +484,7 @@ def positive_array(value: Any, name: str, limit: float = math.inf, *,
     except (TypeError, ValueError, OverflowError, RecursionError):
         raw = None
     if raw is not None and raw.size > MAX_ELEMENTS:
-        raise ValueError(f"{name} has {raw.size} values; one request takes at most "
+        raise InputError(f"{name} has {raw.size} values; one request takes at most "
                          f"{MAX_ELEMENTS} (split it, or sweep in chunks)")
     exact_ints = None
     if raw is not None and raw.dtype == object:
@@ -504,7 +500,7 @@ def positive_array(value: Any, name: str, limit: float = math.inf, *,
     bad = ~(np.isfinite(flat) & ((flat >= 0) if allow_zero else (flat > 0)))
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"{name} must be {'non-negative' if allow_zero else 'positive'} and "
+        raise InputError(f"{name} must be {'non-negative' if allow_zero else 'positive'} and "
                          f"finite; got {_element(value, flat, i)}")
     if limit != math.inf:
         over = flat > limit
@@ -513,12 +509,12 @@ def positive_array(value: Any, name: str, limit: float = math.inf, *,
                 if exact_ints.dtype == object else (exact_ints.reshape(-1) > limit)
         if over.any():
             i = int(np.argmax(over))
-            raise ValueError(f"{name} must be at most {_bound(limit)}; got "
+            raise InputError(f"{name} must be at most {_bound(limit)}; got "
                              f"{_element(value, flat, i, exact_ints)}")
     if integer:
         frac = first_fraction(flat)
         if frac is not None:
-            raise ValueError(f"{name} must be whole numbers (a layer's dimension); got "
+            raise InputError(f"{name} must be whole numbers (a layer's dimension); got "
                              f"{_element(value, flat, frac)}")
     return arr
 
@@ -571,7 +567,7 @@ def _element(value: Any, flat: np.ndarray, i: int, exact: np.ndarray | None = No
 def check_size(n: int, what: str, limit: int = MAX_ELEMENTS) -> None:
     """A ValueError when a request of ``n`` values (rows) exceeds ``limit``."""
     if n > limit:
-        raise ValueError(f"{what} has {n} values; at most {limit} are taken at once "
+        raise InputError(f"{what} has {n} values; at most {limit} are taken at once "
                          "(split the request)")
 
 
@@ -583,7 +579,7 @@ def broadcast_shape(arrays: Mapping[str, np.ndarray], limit: int = MAX_ELEMENTS
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
     except ValueError:
         given = ", ".join(f"{n} {a.shape}" for n, a in arrays.items() if a.ndim)
-        raise ValueError(f"the shapes of {given} do not broadcast together") from None
+        raise InputError(f"the shapes of {given} do not broadcast together") from None
     check_size(math.prod(shape), "the broadcast of " + ", ".join(arrays), limit)
     return shape
 
@@ -631,27 +627,27 @@ def formula(source: str, what: str = "formula") -> sympy.Expr:
     Max(t_launch, 2*K*M/(BW*eta_mem))
     >>> formula("__import__('os').system('true')")
     Traceback (most recent call last):
-    ValueError: formula: a call of __import__('os').system(...) is not allowed (only ...)
+    roofline_sym.errors.InputError: formula: a call of __import__('os').system(...) is not allowed (only ...)
     """
     if len(source) > MAX_FORMULA_CHARS:
-        raise ValueError(f"{what}: text of {len(source)} characters; at most "
+        raise InputError(f"{what}: text of {len(source)} characters; at most "
                          f"{MAX_FORMULA_CHARS}")
     try:
         tree = ast.parse(source.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        raise ValueError(f"{what}: {show(source)} is not a formula (numbers, M, K, N, x, "
+        raise InputError(f"{what}: {show(source)} is not a formula (numbers, M, K, N, x, "
                          "hardware symbols, + - * / **, Max, Min, floor, ceiling)") from None
     nodes = sum(1 for _ in ast.walk(tree))
     if nodes > _MAX_NODES:
-        raise ValueError(f"{what}: {nodes} syntax nodes; at most {_MAX_NODES}")
+        raise InputError(f"{what}: {nodes} syntax nodes; at most {_MAX_NODES}")
     try:
         expr = _build(tree.body, what)
     except RecursionError:
-        raise ValueError(f"{what}: nested too deeply") from None
+        raise InputError(f"{what}: nested too deeply") from None
     if any(_bits(a) > _MAX_BITS for a in expr.atoms(sympy.Rational)):
-        raise ValueError(f"{what}: a number beyond {_MAX_BITS} bits")
+        raise InputError(f"{what}: a number beyond {_MAX_BITS} bits")
     if expr.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
-        raise ValueError(f"{what}: {show(source)} is not finite (a division by zero?)")
+        raise InputError(f"{what}: {show(source)} is not finite (a division by zero?)")
     return expr
 
 
@@ -659,10 +655,10 @@ def _build(node: ast.AST, what: str) -> sympy.Expr:
     if isinstance(node, ast.Constant):
         v = node.value
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise ValueError(f"{what}: {show(v)} is not allowed (numbers only)")
+            raise InputError(f"{what}: {show(v)} is not allowed (numbers only)")
         if isinstance(v, float):
             if not math.isfinite(v):
-                raise ValueError(f"{what}: {show(v)} is not a finite number")
+                raise InputError(f"{what}: {show(v)} is not a finite number")
             return sympy.Rational(repr(v))
         return sympy.Integer(v)
     if isinstance(node, ast.Name):
@@ -675,23 +671,23 @@ def _build(node: ast.AST, what: str) -> sympy.Expr:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
         base, exp = _build(node.left, what), _build(node.right, what)
         if not (exp.is_Rational and abs(exp) <= _MAX_POWER):
-            raise ValueError(f"{what}: powers must be numbers up to {_MAX_POWER} in size, "
+            raise InputError(f"{what}: powers must be numbers up to {_MAX_POWER} in size, "
                              f"not {show(str(exp))}")
         if base.is_Rational and _bits(base) * abs(exp) > _MAX_BITS:
-            raise ValueError(f"{what}: a number beyond {_MAX_BITS} bits")
+            raise InputError(f"{what}: a number beyond {_MAX_BITS} bits")
         return base ** exp
     if isinstance(node, ast.Call):
         func = node.func.id if isinstance(node.func, ast.Name) else None
         if func not in _FUNCTIONS:
             label = escape(ast.unparse(node.func))[:40]
-            raise ValueError(f"{what}: a call of {label}(...) is not allowed "
+            raise InputError(f"{what}: a call of {label}(...) is not allowed "
                              f"(only {', '.join(_FUNCTIONS)})")
         if node.keywords or not node.args or (func in ("floor", "ceiling", "ceil")
                                               and len(node.args) != 1):
-            raise ValueError(f"{what}: {func} takes {'one' if 'l' in func else 'some'} "
+            raise InputError(f"{what}: {func} takes {'one' if 'l' in func else 'some'} "
                              "positional argument(s)")
         return _FUNCTIONS[func](*(_build(a, what) for a in node.args))
-    raise ValueError(f"{what}: {show(ast.unparse(node))} is not allowed in a formula "
+    raise InputError(f"{what}: {show(ast.unparse(node))} is not allowed in a formula "
                      "(numbers, symbols, + - * / **, Max, Min, floor, ceiling)")
 
 
@@ -715,7 +711,7 @@ def expression(value: Any, name: str = "expression") -> sympy.Basic:
         except (OverflowError, InvalidOperation):
             finite = False
         if not finite:
-            raise ValueError(f"{name} must be finite, got {show(value)}")
+            raise InputError(f"{name} must be finite, got {show(value)}")
         return sympy.Float(float(value))
     raise InputTypeError(f"{name} must be a SymPy expression, a number or formula text, "
                          f"not {_type(value)} {show(value)}")

@@ -30,6 +30,7 @@ import sympy
 
 import roofline_sym as rs
 from roofline_sym.cli import main
+from roofline_sym.errors import RooflineError
 from roofline_sym.fidelity.own_gpu import measurement_file as ms
 from roofline_sym.fidelity.own_gpu.comparison import sample_path
 from roofline_sym.model.gemm import Gemm
@@ -198,10 +199,11 @@ def _refusal_problem(exc: BaseException) -> str | None:
     """What is wrong with how an entry point refused a payload, or None."""
     if isinstance(exc, RuntimeError) and str(exc) == "hostile":
         return None  # the payload's own error, raised by its own method
-    if isinstance(exc, (KeyError, IndexError)) or not isinstance(
-            exc, (TypeError, ValueError, LookupError)):
+    # a refusal is the library's own error; a bare KeyError, IndexError or
+    # TypeError would be a lookup or a call gone wrong inside it
+    if not isinstance(exc, RooflineError):
         return f"{type(exc).__name__}: {str(exc)[:200]}"
-    msg = str(exc.args[0]) if isinstance(exc, LookupError) and exc.args else str(exc)
+    msg = str(exc)
     if not msg.strip():
         return f"{type(exc).__name__} without a message"
     if "\n" in msg or _CONTROL.search(msg):

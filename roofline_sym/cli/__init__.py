@@ -5,7 +5,10 @@ training, every recipe): each recipe's break-even shape (cube, and M at
 K = N = 8192) with the regime behind it, and speedups at common shapes.
 Subcommands: ``hardware``, ``recipes``, ``formula``, ``eval``,
 ``breakeven``, ``sensitivity``, ``sweep``, ``filter``, ``plot``, ``measure``,
-``fidelity``.  Every user error ends with one line on stderr and exit code 2.
+``fidelity``.  Every error of the input (a ``RooflineError``, or a file that
+cannot be opened) ends with one line on stderr and exit code 2; any other
+exception is a bug in the library: "internal error" and exit code 1, with
+the traceback where the environment variable ``ROOFLINE_SYM_DEBUG`` is set.
 
 Each command is a module (``cmd_<name>``: its arguments and ``run``);
 ``common`` holds what they share; the layers below do the work.
@@ -18,12 +21,13 @@ import gc
 import importlib
 import os
 import sys
+import traceback
 import warnings
 from types import ModuleType
 from typing import Any, Callable, Sequence, TextIO
 
 from .._version import version
-from ..devices import HardwareError
+from ..errors import InputError, InputTypeError, RooflineError
 from ..validate import escape
 from . import completion
 from .usage import Parser, UserError
@@ -74,7 +78,7 @@ class _Completion(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
         if not isinstance(values, str):  # one value (nargs=None), one of SHELLS
-            raise TypeError(f"--print-completion takes one shell name, not {values!r}")
+            raise InputTypeError(f"--print-completion takes one shell name, not {values!r}")
         print(completion.script(parser, values), end="")
         parser.exit(0)
 
@@ -88,7 +92,7 @@ def command(name: str) -> ModuleType:
     'hardware'
     """
     if name not in COMMANDS + ("default",):
-        raise ValueError(f"no command {name!r}; the commands are {', '.join(COMMANDS)}")
+        raise InputError(f"no command {name!r}; the commands are {', '.join(COMMANDS)}")
     return importlib.import_module(f"{__name__}.cmd_{name}")
 
 
@@ -110,6 +114,9 @@ def _parser() -> argparse.ArgumentParser:
         module.arguments(sp)
     return p
 
+
+# set (to anything but empty), an internal error prints its traceback
+DEBUG_VARIABLE = "ROOFLINE_SYM_DEBUG"
 
 # an optional package -> the extra that installs it
 _EXTRAS = {"matplotlib": "plot", "scipy": "fit", "torch": "torch", "transformers": "hf",
@@ -137,7 +144,8 @@ class _Escaping:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; every user error is one line on stderr and exit code 2.
+    """Run the command line; every user error is one line on stderr and exit code 2,
+    a bug "internal error" and exit code 1.
 
     Run as the program (``argv`` None: ``sys.argv``), the process ends with the
     command: Python's last garbage collection, which walks every object left
@@ -176,15 +184,29 @@ def _main(argv: Sequence[str] | None) -> int:
         hint = f" (pip install 'roofline-sym[{extra}]')" if extra and "pip" not in str(exc) else ""
         print(f"roofline-sym: error: {_one_line(str(exc))}{hint}", file=sys.stderr)
         return 2
-    except (UserError, ValueError, LookupError, HardwareError, OSError, RuntimeError,
-            ArithmeticError) as exc:
-        msg = exc.args[0] if isinstance(exc, LookupError) and exc.args else exc
-        print(f"roofline-sym: error: {_one_line(str(msg))}", file=sys.stderr)
+    except (RooflineError, OSError) as exc:  # the input (or a file it names) is wrong
+        print(f"roofline-sym: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
     except MemoryError:
         print("roofline-sym: error: out of memory; ask for fewer shapes, GPUs or recipes",
               file=sys.stderr)
         return 2
+    except Exception as exc:  # anything else is the library's fault, not the input's
+        _internal_error(exc)
+        return 1
+
+
+def _internal_error(exc: Exception) -> None:
+    """A bug: said as one, with the traceback where ``DEBUG_VARIABLE`` is set."""
+    if os.environ.get(DEBUG_VARIABLE):
+        traceback.print_exception(exc, file=sys.stderr)
+        how = "report it with the command line and the traceback above"
+    else:
+        how = (f"rerun with {DEBUG_VARIABLE}=1 for the traceback, and report it with the "
+               "command line and that traceback")
+    print(f"roofline-sym: internal error: {type(exc).__name__}: {_one_line(str(exc))}\n"
+          f"roofline-sym: this is a bug in roofline-sym {version()}, not in the input; {how}",
+          file=sys.stderr)
 
 
 def _no_empty_values(args: argparse.Namespace) -> None:

@@ -12,6 +12,7 @@ import argparse
 from typing import Any
 
 from .. import fidelity
+from ..errors import InputError
 from . import common
 
 NAME = "fidelity"
@@ -50,10 +51,10 @@ def run(args: argparse.Namespace) -> int:
     if args.published or (args.file and _is_speedup_table(args.file)):
         return _published(args)
     if args.heldout or args.cross_validate:
-        raise ValueError(f"--{'heldout' if args.heldout else 'cross-validate'} goes with "
+        raise InputError(f"--{'heldout' if args.heldout else 'cross-validate'} goes with "
                          "--published")
     if not args.file:
-        raise ValueError("give a measurement file (FILE.csv) or --published")
+        raise InputError("give a measurement file (FILE.csv) or --published")
     if args.size_dependent and (args.no_calibrate or args.calibrated):
         raise common.UserError("--size-dependent shapes a new fit; it does not apply with "
                                f"{'--no-calibrate' if args.no_calibrate else '--calibrated'}")
@@ -70,18 +71,18 @@ def _is_speedup_table(path: str) -> bool:
     try:
         with open(path, encoding="utf-8-sig") as f:
             header = next((ln for ln in f if ln.strip() and not ln.lstrip().startswith("#")), "")
-    except OSError:
-        return False
+    except (OSError, ValueError):  # not a file it can open (a NUL in the name): the
+        return False  # measurement reader says why
     return "measured_speedup" in header.split(",") or "workload" in header.split(",")
 
 
 def _published(args: argparse.Namespace) -> int:
     if args.published and args.file:
-        raise ValueError("give either --published or a speedup table FILE.csv, not both")
+        raise InputError("give either --published or a speedup table FILE.csv, not both")
     for flag in ("no_calibrate", "calibrated", "size_dependent", "write_hardware", "gpu",
                  "hardware_file"):
         if getattr(args, flag, None):
-            raise ValueError(f"--{flag.replace('_', '-')} applies to a measurement file, "
+            raise InputError(f"--{flag.replace('_', '-')} applies to a measurement file, "
                              "not to speedup tables")
     rep = fidelity.published_report(args.file)
     print(rep.text())
@@ -92,7 +93,7 @@ def _published(args: argparse.Namespace) -> int:
                   f"p90 {e['p90']:.1%}, wrong {e['wrong']}/{e['decisive']}")
     if args.cross_validate:
         if args.file:
-            raise ValueError("--cross-validate refits the shipped calibrations on the "
+            raise InputError("--cross-validate refits the shipped calibrations on the "
                              "published measurements: use it with --published")
         print("\n" + str(fidelity.leave_one_source_out()))
     if args.plot:

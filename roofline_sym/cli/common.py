@@ -22,6 +22,7 @@ import numpy as np
 
 from ..datafile import CsvWriter
 from ..devices import DATASETS, Dataset, Hardware, UnknownHardwareError, dataset, load_hardware
+from ..errors import InputError
 from ..interop.hf import shape_set
 from ..model.layer import Linear, linear
 from ..model.presets import PRESETS, options
@@ -36,6 +37,7 @@ from .usage import DEFAULT_GPU, Parser, UserError
 __all__ = ["UserError", "Parser", "DEFAULT_GPU", "parse_shape", "parse_at", "count", "dimension",
            "hardware_options", "model_options", "output_options", "gpus", "recipes",
            "models", "hardware_dataset", "emit", "shapes"]
+
 
 # -- numbers (parsed, never evaluated) ---------------------------------------------
 def _number(text: str, what: str) -> float:
@@ -221,7 +223,7 @@ def models(args: argparse.Namespace) -> list[Linear]:
 def gpu_name(model: Linear) -> str:
     """The name of the GPU a model of ``models`` is bound to."""
     if model.hardware is None:  # models() binds every model
-        raise ValueError(f"{model!r} is not bound to a GPU")
+        raise InputError(f"{model!r} is not bound to a GPU")
     return model.hardware.name
 
 

@@ -19,6 +19,8 @@ import argparse
 import shlex
 from typing import Sequence
 
+from ..errors import InputError
+
 __all__ = ["SHELLS", "script"]
 
 SHELLS = ("bash", "zsh")
@@ -77,7 +79,7 @@ def _case(parser: argparse.ArgumentParser, indent: str, extra: Sequence[str] = (
 def script(parser: argparse.ArgumentParser, shell: str) -> str:
     """The completion script of ``parser`` for ``shell`` (``bash`` or ``zsh``)."""
     if shell not in SHELLS:
-        raise ValueError(f"no completion for shell {shell!r}; shells: {', '.join(SHELLS)}")
+        raise InputError(f"no completion for shell {shell!r}; shells: {', '.join(SHELLS)}")
     prog = parser.prog
     func = "_" + "".join(c if c.isalnum() else "_" for c in prog)
     commands = _subparsers(parser)

@@ -32,6 +32,7 @@ import mpmath  # type: ignore[import-untyped]  # SymPy's own dependency, no stub
 import numpy
 import sympy
 
+from ..errors import InputError
 from ..evaluation.cache import cache_folder, read_private, replace_file
 
 __all__ = ["cached_text", "fingerprint", "package_digest", "FOLDER"]
@@ -79,7 +80,7 @@ def cached_text(name: str, compute: Callable[[], str]) -> str:
     """The text of entry ``name`` where it is valid (see the module), else
     ``compute()``, stored for the next run (where the folder can be written)."""
     if not re.fullmatch(r"[a-z_]+", name):
-        raise ValueError(f"an entry's name is lower-case letters and _, not {name!r}")
+        raise InputError(f"an entry's name is lower-case letters and _, not {name!r}")
     folder = cache_folder(FOLDER)
     if folder is None:
         return compute()

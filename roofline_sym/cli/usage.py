@@ -14,12 +14,14 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
+from ..errors import InputError
+
 __all__ = ["UserError", "Parser", "DEFAULT_GPU"]
 
 DEFAULT_GPU = "h100-sxm"
 
 
-class UserError(Exception):
+class UserError(InputError):
     """A problem with the command line's input: one line, exit code 2."""
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
+from ..errors import InputError
 from ..validate import choice
 from .datasets import Dataset
 from .entry import Hardware
@@ -87,7 +88,7 @@ def entry_toml(name: str, dataset: str | Dataset = "default") -> str:
         with open(ds.path, encoding="utf-8") as f:
             text = f.read()
     else:
-        raise ValueError(f"dataset {ds.name!r} has no file to read {hw.name}'s sources from")
+        raise InputError(f"dataset {ds.name!r} has no file to read {hw.name}'s sources from")
     raw = tomllib.loads(text)
     sources = raw["gpu"][ds.entries.index(hw)].get("sources", {})
     mine = hw.replace(name=f"{hw.name} (custom)", aliases=())

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Iterator, Mapping
 import sympy
 
 from .. import symbols as S
+from ..errors import InputError, UnknownNameError
 from ..validate import RANGES, escape, field_kind, has_control, range_problem, show
 
 __all__ = [
@@ -57,7 +58,7 @@ _MODEL_TABLES = {
 }
 
 
-class HardwareError(ValueError):
+class HardwareError(InputError):
     """A hardware entry or file is invalid; the message names file, entry and field.
 
     ``field`` and ``reason`` hold the offending field (as ``Hardware`` names it,
@@ -71,11 +72,11 @@ class HardwareError(ValueError):
         self.reason = reason
 
 
-class UnknownHardwareError(LookupError):
+class UnknownHardwareError(UnknownNameError):
     """No hardware entry matches a name; the message lists close matches."""
 
 
-class MissingHardwareValueError(ValueError):
+class MissingHardwareValueError(InputError):
     """A model needs a number this hardware entry does not have."""
 
 
@@ -84,7 +85,7 @@ def normalize(name: str) -> str:
     return re.sub(r"[\s_\-]+", "-", name.strip().casefold())
 
 
-class _FieldProblem(Exception):
+class _FieldProblem(InputError):
     """One field of an entry is malformed (raised while converting, then reported)."""
 
     def __init__(self, field: str, reason: str) -> None:
@@ -425,7 +426,7 @@ class Hardware:
         for name, value in values.items():
             key = str(name)
             if key not in _FIELD_OF:
-                raise ValueError(f"{key!r} is not a hardware symbol; known: "
+                raise InputError(f"{key!r} is not a hardware symbol; known: "
                                  f"{', '.join(sorted(_FIELD_OF))}")
             head, _, sub = _FIELD_OF[key].partition(".")
             if sub:

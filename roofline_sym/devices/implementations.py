@@ -30,6 +30,7 @@ from importlib import resources
 from typing import Any, Mapping
 
 from .. import symbols as S
+from ..errors import InputError
 from ..validate import cell_choice, choice, show
 from .catalog import hardware
 from .entry import Hardware
@@ -92,18 +93,18 @@ def profiles() -> tuple[Profile, ...]:
             if value is None:
                 return None
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"{where}: {key} must be a number, not {show(value)}")
+                raise InputError(f"{where}: {key} must be a number, not {show(value)}")
             return float(value)
 
         rate = number("rate")
         p = Profile(impl, gen, family, 1.0 if rate is None else rate, number("fixed_s"),
                     str(raw.get("source", "")), number("cast_fixed_s"))
         if not 0.05 <= p.rate <= 1.5:
-            raise ValueError(f"{where}: rate {p.rate} outside 0.05..1.5")
+            raise InputError(f"{where}: rate {p.rate} outside 0.05..1.5")
         for name in ("fixed_s", "cast_fixed_s"):
             t = getattr(p, name)
             if t is not None and not 1e-7 <= t <= 1e-4:
-                raise ValueError(f"{where}: {name} {t} s outside 1e-7..1e-4")
+                raise InputError(f"{where}: {name} {t} s outside 1e-7..1e-4")
         out.append(p)
     return tuple(out)
 
@@ -114,7 +115,7 @@ def _scale_layout_writers() -> frozenset[str]:
     for name, source in table.items():
         check_implementation(name, "implementations.toml: scale_layout_written_by_quantize: ")
         if not isinstance(source, str) or not source.strip():
-            raise ValueError(f"implementations.toml: scale_layout_written_by_quantize: "
+            raise InputError(f"implementations.toml: scale_layout_written_by_quantize: "
                              f"{name} needs its source")
     return frozenset(table)
 

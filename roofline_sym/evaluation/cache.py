@@ -32,6 +32,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
+from ..errors import UnavailableError
+
 __all__ = ["available", "loaded", "compile_kernel", "kernel_dir", "cache_folder", "private",
            "read_private", "replace_file", "entry_name", "forget", "MissingNumbaError"]
 
@@ -42,7 +44,7 @@ _KERNELS: dict[str, Callable[..., Any]] = {}
 _LOCK = threading.RLock()
 
 
-class MissingNumbaError(ImportError):
+class MissingNumbaError(UnavailableError, ImportError):
     """The fused kernel was asked for and numba is not installed."""
 
 

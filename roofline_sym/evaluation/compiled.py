@@ -38,6 +38,7 @@ import numpy as np
 import sympy
 
 from .. import symbols as S
+from ..errors import InputError
 from .operations import (LAMBDIFY_MODULES, SHAPE_SYMBOLS, SHAPES, Builder, Coefficients,
                          coefficient_symbol, hoist, is_vector, with_common_parts)
 from .program import Operations, Program
@@ -67,10 +68,10 @@ class Layout:
         for name, e in self.outputs:
             stray = sympy.sympify(e).free_symbols - symbols
             if stray:
-                raise ValueError(f"output {name!r} uses {sorted(map(str, stray))}, which name "
+                raise InputError(f"output {name!r} uses {sorted(map(str, stray))}, which name "
                                  "no group")
         if not self.labels:
-            raise ValueError("a layout needs at least one label")
+            raise InputError("a layout needs at least one label")
 
     @property
     def output_names(self) -> tuple[str, ...]:
@@ -113,7 +114,7 @@ class _Evaluator:
             bound = self.coefficients_bound
             return program.fused_source((True, True, True), (),
                                         bound is not None and program.nan_free(bound))
-        raise ValueError(f"kernel must be 'numpy', 'plain' or 'fused', not {kernel!r}")
+        raise InputError(f"kernel must be 'numpy', 'plain' or 'fused', not {kernel!r}")
 
     def evaluate(self, M: Any, K: Any, N: Any, hardware_values: Mapping[str, Any] = {},
                  outputs: Sequence[str] | str | None = None, dtype: Any = np.float64,
@@ -186,11 +187,11 @@ class CompiledTerms(_Evaluator):
         keys = layout.group_keys
         unknown = {key for key, _ in self.terms} - set(keys)
         if unknown:
-            raise ValueError(f"terms of unknown group {sorted(map(str, unknown))}; the "
+            raise InputError(f"terms of unknown group {sorted(map(str, unknown))}; the "
                              f"groups are {list(keys)}")
         bad = {r for _, pieces in self.terms for r, _ in pieces} - set(layout.labels)
         if bad or any(not pieces for _, pieces in self.terms):
-            raise ValueError(f"a term's pieces are (label, expression) pairs, labels from "
+            raise InputError(f"a term's pieces are (label, expression) pairs, labels from "
                              f"{list(layout.labels)}; got labels {sorted(bad)}")
         self._members = tuple(tuple(i for i, (k, _) in enumerate(self.terms) if k == key)
                                    for key in keys)
@@ -254,7 +255,7 @@ class CompiledTerms(_Evaluator):
         so the coefficients are rounded once) or floats."""
         missing = [s for s in self.free if s not in values]
         if missing:
-            raise ValueError(f"no value for {missing}")
+            raise InputError(f"no value for {missing}")
         exact = {s: sympy.sympify(values[s]) for s in self.free}
         return BoundTerms(self, tuple(_exact_float(e, exact) for e in self.coefficients))
 

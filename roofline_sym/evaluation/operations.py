@@ -380,7 +380,7 @@ class Coefficients:
 
     def expr(self, operand: int | str) -> sympy.Expr:
         if isinstance(operand, int):  # callers pass scalars only
-            raise TypeError(f"operand {operand} is a computed vector, not a scalar")
+            raise AssertionError(f"operand {operand} is a computed vector, not a scalar")
         if operand.startswith("c"):
             return self.exprs[int(operand[1:])]
         return self._literals[operand]

@@ -34,6 +34,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..errors import InputError
 from ..validate import SHAPE_MAX
 from .operations import SHAPES
 
@@ -301,9 +302,9 @@ class Program:
                       nan_free: bool, whole: bool) -> str:
         scalar = {**_SCALAR, **_SCALAR_NAN_FREE} if nan_free else _SCALAR
         if not self.fusable:
-            raise ValueError("a program with lambdified functions has no fused kernel")
+            raise InputError("a program with lambdified functions has no fused kernel")
         if groups and not self.terms:
-            raise ValueError("group regimes need a program of term times (terms=True)")
+            raise InputError("group regimes need a program of term times (terms=True)")
         body: list[str] = []
         for shape, array in zip(SHAPES, arrays):
             if array:

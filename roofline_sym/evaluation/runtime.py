@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator, Mapping, Pr
 
 import numpy as np
 
+from ..errors import InputError
 from ..validate import (SHAPE_MAX, InputTypeError, broadcast_shape, first_fraction,
                         hardware_array, is_masked, positive_array, show, unknown_name)
 from . import cache
@@ -83,9 +84,9 @@ def output_names(outputs: Sequence[str] | str | None, known: tuple[str, ...]) ->
         else tuple(outputs)
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise ValueError(f"unknown output(s) {unknown}; outputs are {', '.join(known)}")
+        raise InputError(f"unknown output(s) {unknown}; outputs are {', '.join(known)}")
     if len(set(names)) < len(names):
-        raise ValueError(f"outputs {list(names)} name one twice")
+        raise InputError(f"outputs {list(names)} name one twice")
     return names
 
 
@@ -125,7 +126,7 @@ def _shape_input(value: Any, name: str) -> np.ndarray:
         raw = None
     if raw is None or raw.dtype.kind not in "iuf" or is_masked(value):
         positive_array(value, name)  # raises the message for non-numbers
-        raise ValueError(f"{name} must be a number or array of numbers, not {value!r}")
+        raise InputError(f"{name} must be a number or array of numbers, not {value!r}")
     if raw.dtype.kind in "iu" and raw.size and raw.max() > SHAPE_MAX:
         # compared as integers: 2**53 + 1 would round to 2**53 as a float
         positive_array(value, name, limit=SHAPE_MAX)
@@ -137,7 +138,7 @@ def _check(x: np.ndarray, original: Any, name: str) -> None:
     ``validate.positive_array`` for the whole argument."""
     if x.size and not (x.min() > 0 and x.max() <= SHAPE_MAX):
         positive_array(original, name, limit=SHAPE_MAX)  # raises, naming the problem
-        raise ValueError(f"{name} must be positive and finite, at most 2**53, in "
+        raise InputError(f"{name} must be positive and finite, at most 2**53, in "
                          f"{x.dtype} (got a value that is not)")
 
 
@@ -156,14 +157,14 @@ def _check_whole(x: np.ndarray, name: str, buf: np.ndarray | None = None) -> Non
     >>> _check_whole(np.array([1.0, 2.5]), "M")
     Traceback (most recent call last):
     ...
-    ValueError: M must be whole numbers; got 2.5 (element 1 of 2)
+    roofline_sym.errors.InputError: M must be whole numbers; got 2.5 (element 1 of 2)
     """
     if x.dtype.kind != "f":
         return  # integers are whole
     flat = x.reshape(-1)
     i = first_fraction(flat, buf, CHUNK)
     if i is not None:
-        raise ValueError(f"{name} must be whole numbers; got {show(flat[i].item())} "
+        raise InputError(f"{name} must be whole numbers; got {show(flat[i].item())} "
                          f"(element {i} of {flat.size})")
 
 
@@ -176,9 +177,9 @@ def _check_bits(x: np.ndarray, original: Any, name: str) -> None:
 
 def _count(value: Any, name: str, maximum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
-        raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        raise InputError(f"{name} must be a positive integer, not {value!r}")
     if int(value) > maximum:
-        raise ValueError(f"{name} must be at most {maximum}, not {value}")
+        raise InputError(f"{name} must be at most {maximum}, not {value}")
     return int(value)
 
 
@@ -203,12 +204,12 @@ class Run:
             raise InputTypeError(f"dtype must be a floating type (float64, float32), not "
                                  f"{show(dtype)}") from None
         if dtype.kind != "f":
-            raise ValueError(f"dtype must be a floating type (float64, float32), not {dtype}")
+            raise InputError(f"dtype must be a floating type (float64, float32), not {dtype}")
         chunk = _count(chunk, "chunk", 2 ** 40)
         if threads is not None:
             threads = _count(threads, "threads", MAX_THREADS)
         if engine not in ENGINES:
-            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+            raise InputError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
         bound = ev.coefficients_bound
         hw = self._hardware(ev.free_names, hardware_values, bound is not None)
         program = ev.program(outputs, bool(terms))
@@ -218,10 +219,10 @@ class Run:
         self.result: dict[Any, np.ndarray]
         if any(_is_lazy(v) for v in (M, K, N, *hw)):
             if out:
-                raise TypeError("out= takes numpy arrays; lazy arrays make their own")
+                raise InputTypeError("out= takes numpy arrays; lazy arrays make their own")
             if terms:
-                raise TypeError("term times and regimes need numpy arrays; evaluate() "
-                                "takes lazy ones")
+                raise InputTypeError("term times and regimes need numpy arrays; evaluate() "
+                                     "takes lazy ones")
             self.result = self._lazy(ev, program, (M, K, N), hw, dtype)
             return
         shapes = [_shape_input(v, n) for v, n in zip((M, K, N), SHAPES)]
@@ -289,7 +290,7 @@ class Run:
         fusable = (terms != "terms" and dtype == np.float64 and program.fusable
                    and all(f is not None for f in fixed[3:]))
         if engine == "numba" and not fusable:
-            raise ValueError("engine='numba' takes float64 shapes and one value per hardware "
+            raise InputError("engine='numba' takes float64 shapes and one value per hardware "
                              "symbol (no per-shape arrays), and no term times")
         if fusable and (engine == "numba" or (engine == "auto" and size >= FAST_MIN_LOADED
                                               and cache.available())):
@@ -315,12 +316,12 @@ class Run:
     def _hardware(names: Sequence[str], values: Mapping[str, Any], bound: bool) -> list[Any]:
         if bound:
             if values:
-                raise ValueError(f"unknown hardware value(s) {sorted(values)}; this model's "
+                raise InputError(f"unknown hardware value(s) {sorted(values)}; this model's "
                                  "free symbols are []")
             return []
         missing = [n for n in names if n not in values]
         if missing:
-            raise ValueError(f"model has free hardware symbols {missing}: bind a GPU with "
+            raise InputError(f"model has free hardware symbols {missing}: bind a GPU with "
                              ".on(hw) or pass them by name to evaluate()")
         unknown = sorted(set(values) - set(names), key=str)
         if unknown:
@@ -355,13 +356,13 @@ def _given_outputs(out: Mapping[str, Any], outputs: tuple[str, ...], shape: tupl
     >>> _given_outputs({"t": np.empty(2)}, ("t",), (3,), np.dtype(np.float64), [])
     Traceback (most recent call last):
     ...
-    ValueError: out['t'] has shape (2,), not the result's (3,) (outputs are written in place)
+    roofline_sym.errors.InputError: out['t'] has shape (2,), not the result's (3,) (outputs are written in place)
     """
     if not isinstance(out, Mapping):
         raise InputTypeError(f"out must be a mapping of output names to arrays, not {show(out)}")
     unknown = [k for k in out if k not in outputs]
     if unknown:
-        raise ValueError(f"out names {show(unknown[0])}, which is not a requested output "
+        raise InputError(f"out names {show(unknown[0])}, which is not a requested output "
                          f"({', '.join(outputs)})")
     given: dict[str, np.ndarray] = {}
     for name, a in out.items():
@@ -371,11 +372,11 @@ def _given_outputs(out: Mapping[str, Any], outputs: tuple[str, ...], shape: tupl
                    else "is not contiguous in C order" if not a.flags.c_contiguous
                    else "is read-only" if not a.flags.writeable else None)
         if problem:
-            raise ValueError(f"out[{name!r}] {problem} (outputs are written in place)")
+            raise InputError(f"out[{name!r}] {problem} (outputs are written in place)")
         # outputs are written while the inputs are still read
         others = [*inputs, *given.values()]
         if any(isinstance(b, np.ndarray) and np.may_share_memory(a, b) for b in others):
-            raise ValueError(f"out[{name!r}] shares memory with an input or another output")
+            raise InputError(f"out[{name!r}] shares memory with an input or another output")
         given[name] = a
     return given
 

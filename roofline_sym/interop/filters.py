@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 
 from ..devices import Hardware
+from ..errors import InputError
 from ..model.formats import scaling
 from ..model.layer import Linear, linear
 from ..validate import SHAPE_MAX, items, positive_number
@@ -38,7 +39,7 @@ class ModuleFilter:
     def __init__(self, model: Linear, M: float, min_speedup: float = 1.0,
                  skip_fqns: Sequence[str] = ()):
         if model.hardware is None:
-            raise ValueError(f"{model!r} has no hardware: bind one with .on(hw)")
+            raise InputError(f"{model!r} has no hardware: bind one with .on(hw)")
         self.model, self.M = model, positive_number(M, "M (tokens per layer)", SHAPE_MAX)
         self.min_speedup = positive_number(min_speedup, "min_speedup")
         self.skip_fqns = tuple(items(skip_fqns, "skip_fqns (module names to skip)", str))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import InputError
 from ..numeric.shapes import ShapeSet, list_shape_sets, shape_set as shipped_set
 from .modules import module_shapes, shapes_from_module
 
@@ -45,7 +46,7 @@ def shape_set(name: Any, M: Any = None, *, lm_head: bool = False, **params: Any)
     if isinstance(name, ShapeSet) or (isinstance(name, str) and name in list_shape_sets()):
         return shipped_set(name, M, **params)
     if params:
-        raise ValueError(f"parameters {sorted(params)} apply to shipped shape sets only")
+        raise InputError(f"parameters {sorted(params)} apply to shipped shape sets only")
     tokens = DEFAULT_TOKENS if M is None else M
     if hasattr(name, "named_modules"):
         return shapes_from_module(name, M=tokens)

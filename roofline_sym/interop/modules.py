@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from ..errors import InputError, InputTypeError
 from ..numeric.shapes import ShapeSet
 from ..validate import items
 
@@ -65,7 +66,7 @@ def _merge(records: list[_Record], name: str, tokens: float | None,
             row[0].append(pattern)
         row[1] += count
     if not rows:
-        raise ValueError(f"{name}: no nn.Linear (or, traced, convolution) layer found")
+        raise InputError(f"{name}: no nn.Linear (or, traced, convolution) layer found")
     values = list(rows.values())
     ms, ks, ns, gs = zip(*rows)
     return ShapeSet(name, ms, ks, ns, tuple(" + ".join(v[0]) for v in values),
@@ -116,11 +117,11 @@ def module_shapes(module: Any, M: Any, example_inputs: Any, name: str | None,
                           name="torch") from None
 
     if not isinstance(module, torch.nn.Module):
-        raise TypeError(f"expected a torch.nn.Module, got {type(module).__name__}")
+        raise InputTypeError(f"expected a torch.nn.Module, got {type(module).__name__}")
     label = name or type(module).__name__
     if example_inputs is None:
         if M is None:
-            raise ValueError("give M= (the token count) or example_inputs= to run the module")
+            raise InputError("give M= (the token count) or example_inputs= to run the module")
         m = _tokens(M)
         records: list[_Record] = [
             (fqn, m, float(mod.in_features), float(mod.out_features), 1)
@@ -129,7 +130,7 @@ def module_shapes(module: Any, M: Any, example_inputs: Any, name: str | None,
         return _merge([r for r in records if not leave_out(r[0])], label, m,
                       f"nn.Linear layers of {label} at M = {m:g}{note}")
     if M is not None:
-        raise ValueError("give M= or example_inputs=, not both: traced layers have their own M")
+        raise InputError("give M= or example_inputs=, not both: traced layers have their own M")
     records = _trace(module, example_inputs)
     return _merge([r for r in records if not leave_out(r[0])], label, None,
                   f"GEMMs of {label}, traced{note}")
@@ -162,7 +163,7 @@ def _top_k(module: "torch.nn.Module", top_k: int | None, fqn: str) -> int:
             config = config.get_text_config()
         top_k = getattr(config, "num_experts_per_tok", None)
     if not isinstance(top_k, int) or top_k < 1:
-        raise ValueError(f"{fqn} holds experts: give top_k= (experts per token); the module "
+        raise InputError(f"{fqn} holds experts: give top_k= (experts per token); the module "
                          "has no config.num_experts_per_tok")
     return top_k
 
@@ -171,9 +172,9 @@ def _tokens(M: Any) -> float:
     try:
         m = float(M)
     except (TypeError, ValueError):
-        raise ValueError(f"M must be a positive number (the token count), not {M!r}") from None
+        raise InputError(f"M must be a positive number (the token count), not {M!r}") from None
     if not (math.isfinite(m) and m > 0):
-        raise ValueError(f"M must be a positive number (the token count), not {M!r}")
+        raise InputError(f"M must be a positive number (the token count), not {M!r}")
     return m
 
 

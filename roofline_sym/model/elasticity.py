@@ -28,6 +28,7 @@ import sympy
 
 from .. import symbols as S
 from ..devices import Hardware
+from ..errors import InputError
 from ..validate import InputTypeError, positive_array, show
 from .layer import Linear, with_hardware
 
@@ -42,7 +43,7 @@ def _model_and_values(model: Any, hardware: Hardware | str | None
         return model, None
     unbound = model.unbound
     if unbound is None:
-        raise ValueError(f"{model!r} keeps no unbound model: build it with rs.linear()")
+        raise InputError(f"{model!r} keeps no unbound model: build it with rs.linear()")
     return unbound, model.hardware.values_for(unbound.free_hardware_symbols)
 
 
@@ -93,7 +94,7 @@ def sensitivity(model: Linear, at: Sequence[Any] | None = None,
     shape = [positive_array(v, f"sensitivity: {d}") for d, v in zip("MKN", at)]
     unbound, values = _model_and_values(model, hardware)
     if values is None:
-        raise ValueError("sensitivity at a shape needs hardware numbers: bind the model "
+        raise InputError("sensitivity at a shape needs hardware numbers: bind the model "
                          "(model.on(gpu)) or pass hardware=")
     base, lowp, slopes = _parts(unbound)
     parts = [e.xreplace(values) for e in (base, lowp, *(d for pair in slopes.values()

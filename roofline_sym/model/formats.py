@@ -53,7 +53,7 @@ class ElementFormat:
     def torch_dtype(self) -> Any:
         """The matching ``torch.dtype`` (imports torch on first use)."""
         if self.torch_name is None:
-            raise TypeError(f"{self.name} has no torch dtype")
+            raise InputTypeError(f"{self.name} has no torch dtype")
         import torch  # optional dependency, imported only here
 
         return getattr(torch, self.torch_name)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from ..errors import InputError
 from ..validate import expression
 from .formats import ElementFormat, element
 from .term import GEMM_TIME_MODELS, Term, TermId, Work
@@ -57,9 +58,9 @@ class Gemm:
         for dim in ("m", "k", "n", "scale_bytes"):  # text is parsed, never evaluated
             object.__setattr__(self, dim, expression(getattr(self, dim), f"Gemm {dim}"))
         if operand.compute is None:
-            raise ValueError(f"{operand.name} is a scale format, not a GEMM input")
+            raise InputError(f"{operand.name} is a scale format, not a GEMM input")
         if self.weight not in (None, "b", "out"):
-            raise ValueError(f"weight must be 'b', 'out' or None, not {self.weight!r}")
+            raise InputError(f"weight must be 'b', 'out' or None, not {self.weight!r}")
 
     # the formats as __post_init__ left them (the fields' types are what __init__ takes)
     @property

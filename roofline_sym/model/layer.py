@@ -25,6 +25,7 @@ import sympy
 from .. import renderers
 from .. import symbols as S
 from ..devices import Hardware, hardware, implementations
+from ..errors import InputError, UnknownNameError
 from ..validate import InputTypeError, count, first_fraction, items, show
 from ..evaluation.compiled import BoundTerms, CompiledTerms
 from ..evaluation.lazy import evaluate_lazy, is_lazy
@@ -244,7 +245,7 @@ class Linear:
         """
         if self.hardware is not None:
             if self.unbound is None:  # a bound model built without its unbound one
-                raise ValueError(f"{self!r} keeps no unbound model to rebind: build it "
+                raise InputError(f"{self!r} keeps no unbound model to rebind: build it "
                                  "with linear()")
             return self.unbound.on(hw)
         hw = hardware(hw, dataset=self.options.dataset)  # a name, or an entry as it is
@@ -253,7 +254,7 @@ class Linear:
                                        self.recipe.family("output"))
         problem = self.unsupported_reason(hw)
         if problem:
-            raise ValueError(problem)
+            raise InputError(problem)
         values = hw.values_for(self.free_hardware_symbols)
         terms = tuple(t.xreplace(values) for t in self.terms)
         return Linear(self.recipe, self.mode, self.fuse, self.preset, self.options, terms, hw,
@@ -272,7 +273,7 @@ class Linear:
         if groups == self.groups:
             return self
         if not self._spec:
-            raise ValueError(f"{self!r} was not built by linear(): rebuild it with groups=")
+            raise InputError(f"{self!r} was not built by linear(): rebuild it with groups=")
         model = linear(**{**self._spec, "groups": groups})
         return model if self.hardware is None else model.on(self.hardware)
 
@@ -326,7 +327,7 @@ class Linear:
         array([1.81, 1.88, 1.78])
         """
         if self.hardware is not None:
-            raise ValueError(f"{self!r} is bound to {self.hardware.name}: use the unbound "
+            raise InputError(f"{self!r} is bound to {self.hardware.name}: use the unbound "
                              "model to evaluate several GPUs at once")
         entries = [hardware(g, dataset=self.options.dataset)
                    for g in items(gpus, "hardware_axis: gpus", (Hardware, str))]
@@ -334,7 +335,7 @@ class Linear:
         for hw in entries:
             problem = self.unsupported_reason(hw)
             if problem:
-                raise ValueError(problem)
+                raise InputError(problem)
         needed = self.free_hardware_symbols
         rows = [hw.values_for(needed) for hw in entries]
         shape = (len(entries),) + (1,) * ndim
@@ -378,7 +379,7 @@ class Linear:
         """
         if is_lazy(M, K, N, *hardware_values.values()):
             if out:
-                raise TypeError("out= takes numpy arrays; lazy arrays make their own")
+                raise InputTypeError("out= takes numpy arrays; lazy arrays make their own")
             if integer_shapes:
                 M, K, N = _whole_shapes(M, K, N)
             return evaluate_lazy(self.compiled, outputs, M, K, N, hardware_values, dtype)
@@ -427,7 +428,7 @@ def _whole_shapes(*shapes: Any) -> tuple[Any, ...]:
     >>> _whole_shapes(8192.5, 8192, 8192)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: M must be a whole number (a layer's dimension), got 8192.5; ...
+    roofline_sym.errors.InputError: M must be a whole number (a layer's dimension), got 8192.5; ...
     """
     return tuple(_whole(v, name) for v, name in zip(shapes, "MKN"))
 
@@ -453,7 +454,7 @@ def _whole(value: Any, name: str) -> Any:
     flat = arr.reshape(-1)
     i = first_fraction(flat)
     if i is not None:
-        raise ValueError(f"{name} must be a whole number (a layer's dimension), got "
+        raise InputError(f"{name} must be a whole number (a layer's dimension), got "
                          f"{show(flat[i].item())}; evaluate(..., integer_shapes=False) "
                          "evaluates the model at real shapes (a continuous curve, a "
                          "break-even root)")
@@ -465,12 +466,13 @@ def _recipe(name: Any, mode: str, opts: Options) -> Recipe:
     such (``nvfp4`` in training: an inference recipe), not just unknown."""
     try:
         return get_recipe(name, mode, opts.recipe_table, opts.torch_compile_limitations)
-    except ValueError as exc:
-        other = next((m for m in MODES if m != mode), None)
-        if not str(exc).startswith("unknown") or not isinstance(name, str) or other is None \
-                or mode not in MODES or name not in list_recipes(other, opts.recipe_table):
+    except UnknownNameError as exc:
+        if not isinstance(name, str) or not isinstance(mode, str) or mode not in MODES:
             raise
-        raise ValueError(f"recipe {name!r} exists for {other}, not {mode}: pass "
+        other = next((m for m in MODES if m != mode), None)
+        if other is None or name not in list_recipes(other, opts.recipe_table):
+            raise
+        raise InputError(f"recipe {name!r} exists for {other}, not {mode}: pass "
                          f"mode={other!r} (--mode {other}); {mode} recipes: "
                          f"{', '.join(list_recipes(mode, opts.recipe_table))}") from exc
 
@@ -514,7 +516,7 @@ def linear(recipe: str | Mapping[str, str], mode: str = "training", fuse: bool |
     if fuse is not None and not isinstance(fuse, bool):
         raise InputTypeError(f"fuse must be True or False, not {show(fuse)}")
     if w.fuse is not None and fuse is not None and fuse != w.fuse:
-        raise ValueError(f"workload {w.name!r} {'fuses' if w.fuse else 'does not fuse'} its "
+        raise InputError(f"workload {w.name!r} {'fuses' if w.fuse else 'does not fuse'} its "
                          f"casts; drop fuse={fuse} or pick workload='linear'")
     fuse = w.fuse if w.fuse is not None else (opts.fuse if fuse is None else fuse)
     return Linear(r, mode, fuse, preset, opts, _terms(r, mode, fuse, opts, w, groups or 1),
@@ -532,7 +534,7 @@ def with_hardware(model: Any, hw: Hardware | str | None, what: str,
     if hw is None:
         return model
     if model.hardware is not None:
-        raise ValueError(f"the model is already bound to {model.hardware.name}; pass the "
+        raise InputError(f"the model is already bound to {model.hardware.name}; pass the "
                          f"unbound model with {keyword}=, or no {keyword}=")
     return model.on(hw)  # checks the GPU runs the recipe
 

@@ -27,6 +27,7 @@ from typing import Callable, Iterable, Mapping
 import sympy
 
 from ..devices import Hardware
+from ..errors import InputError, InputTypeError
 from ..symbols import K, M, N
 from ..validate import choice, unknown_name
 from .formats import element, scaling
@@ -212,7 +213,7 @@ class Recipe:
         for g in _GEMMS[self.mode]:
             fmt = element(self.gemm_format(g))
             if fmt.compute is None:  # as Gemm rejects it
-                raise ValueError(f"{fmt.name} is a scale format, not a GEMM input")
+                raise InputError(f"{fmt.name} is a scale format, not a GEMM input")
             peaks.add(fmt.compute)
         return peaks
 
@@ -552,7 +553,7 @@ def _seed_kernels(scaling_type: str, compile_limits: bool) -> tuple[Kernel, ...]
 
 def _seed_recipe(per_role: Mapping[str, str], compile_limits: bool) -> Recipe:
     if set(per_role) != set(ROLES):
-        raise ValueError(f"a seed recipe mapping needs exactly the roles {list(ROLES)}; "
+        raise InputError(f"a seed recipe mapping needs exactly the roles {list(ROLES)}; "
                          f"got {sorted(map(str, per_role))}")
     for role, s in per_role.items():
         choice(s, SEED_SCALINGS, f"scaling for role {role!r}")
@@ -586,23 +587,23 @@ def recipe(name: str | Mapping[str, str], mode: str = "training", table: str = "
     """
     _check(mode, MODES, "mode")
     _check(table, TABLES, "recipe table")
+    if not isinstance(name, (str, Mapping)):  # before `in`, which an array would broadcast
+        raise InputTypeError(f"recipe must be a name or a role mapping, not {type(name).__name__}")
     if table == "torchao_moe" and (not isinstance(name, str) or name not in _TABLES[table][mode]):
-        raise ValueError(f"torchao's MoE roofline prices MXFP8 training only, not {mode} "
+        raise InputError(f"torchao's MoE roofline prices MXFP8 training only, not {mode} "
                          f"recipe {name!r}; its recipes: "
                          f"{', '.join(list_recipes(mode, table)) or 'none'} (preset 'default' "
                          "models every recipe grouped)")
     if isinstance(name, Mapping) or name in SEED_SCALINGS:
         if mode != "training":
-            raise ValueError(f"the seed's {SEED_SCALINGS} scalings model training only; "
+            raise InputError(f"the seed's {SEED_SCALINGS} scalings model training only; "
                              f"inference recipes: {', '.join(list_recipes(mode, table))}")
         per_role = dict(name) if isinstance(name, Mapping) else dict.fromkeys(ROLES, name)
         return _seed_recipe(per_role, torch_compile_limitations)
     if torch_compile_limitations:
-        raise ValueError("torch_compile_limitations applies to the seed's dynamic/delayed "
+        raise InputError("torch_compile_limitations applies to the seed's dynamic/delayed "
                          f"scalings only, not to {name!r}")
     recipes = _TABLES[table][mode]
-    if not isinstance(name, str):
-        raise TypeError(f"recipe must be a name or a role mapping, not {type(name).__name__}")
     if name in recipes:
         return recipes[name]
     if mode == "inference" and name.startswith("mxfp8"):

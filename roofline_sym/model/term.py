@@ -35,6 +35,7 @@ import numpy as np
 import sympy
 
 from .. import symbols as S
+from ..errors import InputError, InputTypeError
 from ..validate import expression, unknown_name
 from .term_time import TermTime, roofline_max
 
@@ -154,16 +155,16 @@ class TermId:
     def __post_init__(self) -> None:
         for part in (self.side, self.kind, self.role, self.kernel):
             if part is not None and (not isinstance(part, str) or not part or "." in part):
-                raise ValueError(f"term id parts are names without dots, not {part!r}")
+                raise InputError(f"term id parts are names without dots, not {part!r}")
         if self.kernel is not None and self.role is None:
-            raise ValueError(f"term id {self.side}.{self.kind}: a kernel needs a role")
+            raise InputError(f"term id {self.side}.{self.kind}: a kernel needs a role")
 
     @classmethod
     def parse(cls, name: str) -> "TermId":
         """The id of a dotted name (``side.kind[.role[.kernel]]``)."""
         parts = name.split(".") if isinstance(name, str) else []
         if not 2 <= len(parts) <= 4:
-            raise ValueError(f"{name!r} is not a term name (side.kind[.role[.kernel]])")
+            raise InputError(f"{name!r} is not a term name (side.kind[.role[.kernel]])")
         return cls(*parts)
 
     @property
@@ -243,11 +244,11 @@ def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
     ('memory', t0_transpose + 4*M/(BW*eta_transpose))
     """
     if gemm_time not in GEMM_TIME_MODELS:
-        raise ValueError(f"unknown GEMM time model {gemm_time!r}; known: {GEMM_TIME_MODELS}")
+        raise InputError(f"unknown GEMM time model {gemm_time!r}; known: {GEMM_TIME_MODELS}")
     if launch_floor not in LAUNCH_FLOORS:
-        raise ValueError(f"unknown launch floor {launch_floor!r}; known: {LAUNCH_FLOORS}")
+        raise InputError(f"unknown launch floor {launch_floor!r}; known: {LAUNCH_FLOORS}")
     if efficiency not in EFFICIENCY_MODELS:
-        raise ValueError(f"unknown efficiency model {efficiency!r}; known: {EFFICIENCY_MODELS}")
+        raise InputError(f"unknown efficiency model {efficiency!r}; known: {EFFICIENCY_MODELS}")
     sized = efficiency == "size"
     launch = ("launch", S.launch_overhead())
     if work.dtype is not None:
@@ -362,10 +363,10 @@ class Term:
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, TermId):
-            raise TypeError(f"a term's id is a TermId, not {self.id!r}")
+            raise InputTypeError(f"a term's id is a TermId, not {self.id!r}")
         unknown = {r for r, _ in self.pieces} - set(REGIMES)
         if unknown or not self.pieces:
-            raise ValueError(f"term {self.id}: bad pieces {self.pieces!r}")
+            raise InputError(f"term {self.id}: bad pieces {self.pieces!r}")
 
     @classmethod
     def roofline(cls, id: TermId, work: Work, *, gemm_time: str = "roofline",

@@ -31,6 +31,7 @@ from sympy.core.logic import fuzzy_and, fuzzy_or
 from sympy.core.symbol import Str
 from sympy.printing.pretty.stringpict import prettyForm
 
+from ..errors import InputError
 from ..validate import expression
 
 __all__ = ["TermTime", "TENSOR_TEX", "roofline_max", "tex_text"]
@@ -85,7 +86,7 @@ class TermTime(sympy.Expr):  # type: ignore[misc]  # SymPy is untyped: Expr is A
         pieces = tuple(expression(p, f"term {name}: a piece") for p in pieces)
         if not pieces or len(pieces) != len(regimes) or not all(
                 r.name in _REGIMES for r in regimes):
-            raise ValueError(f"term {name}: one regime ({', '.join(_REGIMES)}) per piece, "
+            raise InputError(f"term {name}: one regime ({', '.join(_REGIMES)}) per piece, "
                              f"not {tuple(r.name for r in regimes)} for {len(pieces)} pieces")
         if evaluate and all(p.is_number for p in pieces):  # substituted: the number
             return sympy.Max(*pieces)

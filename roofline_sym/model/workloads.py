@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from ..errors import InputError, InputTypeError
 from ..symbols import K, M, N
 from ..validate import unknown_name
 from .formats import element
@@ -129,13 +130,13 @@ def workload(name: str | Workload, mode: str | None = None) -> Workload:
     if isinstance(name, Workload):
         w = name
     elif not isinstance(name, str):
-        raise TypeError(f"workload must be a name such as 'ln-linear-sigmoid', not "
-                        f"{type(name).__name__}")
+        raise InputTypeError(f"workload must be a name such as 'ln-linear-sigmoid', not "
+                             f"{type(name).__name__}")
     elif name in WORKLOADS:
         w = WORKLOADS[name]
     else:
         raise unknown_name("workload", name, WORKLOADS)
     if mode is not None and mode not in w.modes:
-        raise ValueError(f"workload {w.name!r} is {'/'.join(w.modes)} only, not {mode}; "
+        raise InputError(f"workload {w.name!r} is {'/'.join(w.modes)} only, not {mode}; "
                          f"{mode} workloads: {', '.join(list_workloads(mode))}")
     return w

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ..errors import SelectionError
 from ..validate import unknown_name
 
 __all__ = ["Columns", "row_indices"]
@@ -49,20 +50,20 @@ def row_indices(rows: Any, count: int) -> np.ndarray:
     >>> row_indices([True, False], 3)
     Traceback (most recent call last):
     ...
-    IndexError: a mask of 2 values for 3 rows
+    roofline_sym.errors.SelectionError: a mask of 2 values for 3 rows
     """
     picked = np.asarray(rows)
     if picked.ndim != 1 and picked.size:
-        raise IndexError(f"rows are picked by a 1-d mask or indices, not a {picked.ndim}-d array")
+        raise SelectionError(f"rows are picked by a 1-d mask or indices, not a {picked.ndim}-d array")
     if picked.dtype == bool:
         if len(picked) != count:
-            raise IndexError(f"a mask of {len(picked)} values for {count} rows")
+            raise SelectionError(f"a mask of {len(picked)} values for {count} rows")
         return np.flatnonzero(picked)
     if not picked.size:  # [] picks no row, whatever its dtype
         return np.zeros(0, dtype=np.intp)
     if not np.issubdtype(picked.dtype, np.integer):
-        raise IndexError(f"rows are picked by a boolean mask or integer indices, not "
-                         f"{picked.dtype} values")
+        raise SelectionError(f"rows are picked by a boolean mask or integer indices, not "
+                             f"{picked.dtype} values")
     picks: np.ndarray = np.arange(count)[picked]  # an IndexError names one out of range
     return picks
 
@@ -82,7 +83,7 @@ class Columns:
     def __getitem__(self, name: str) -> np.ndarray:
         names = self.column_names()
         if not isinstance(name, str) or name not in names:
-            raise unknown_name("column", name, names, error=KeyError)
+            raise unknown_name("column", name, names)
         column: np.ndarray = getattr(self, name)
         return column
 

@@ -32,6 +32,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..errors import InputError
 from ..validate import InputTypeError, show, unknown_name
 from .shapes import ShapeSet
 
@@ -95,7 +96,7 @@ class Conversion:
         for i, (name, k, n) in enumerate(zip(names, ks, ns)):
             votes = {bool(decide(part, k, n)) for part in name.split(" + ")}
             if len(votes) > 1:
-                raise ValueError(f"convert: the layers of row {name!r} (one shape) are not all "
+                raise InputError(f"convert: the layers of row {name!r} (one shape) are not all "
                                  "converted or all kept; give them apart (a set built "
                                  "without merging) or decide them alike")
             out[i] = votes.pop()

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
+from ..errors import InputError
 
 if TYPE_CHECKING:
     import xarray
@@ -56,7 +57,7 @@ def to_xarray(blocks: Sequence[Any], outputs: Sequence[str]) -> xarray.Dataset:
                      if k[0] == b.meta["shape_set"] and _same(s, b.shapes))
         where = at + (start,)
         if where in seen:
-            raise ValueError(f"two models of the sweep share {dict(zip(dims, where))}: "
+            raise InputError(f"two models of the sweep share {dict(zip(dims, where))}: "
                              "to_xarray needs one model per (gpu, recipe, mode, fuse, preset); "
                              "use to_pandas() for this sweep")
         seen.add(where)

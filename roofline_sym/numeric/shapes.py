@@ -40,6 +40,7 @@ else:  # Python 3.10
 from ..architectures import Architecture, architecture as find_architecture
 from ..devices import sources as citations
 from ..datafile import Delimited, data_file, nested_input, parse_json, read_text, where
+from ..errors import InputError
 from ..validate import (MAX_ELEMENTS, MAX_ROWS, SHAPE_MAX, InputTypeError, broadcast_shape,
                         check_size, escape, has_control, label as file_label, parse_number,
                         path as validate_path, positive_array, show, text as valid_text,
@@ -168,11 +169,11 @@ class ShapeSet:
         if not isinstance(names, RowNames):
             names = tuple(map(str, names))
         if any(len(a) != n for a in arrays.values()) or len(names) != n:
-            raise ValueError(f"shape set {self.name!r}: M, K, N, counts, groups and names "
+            raise InputError(f"shape set {self.name!r}: M, K, N, counts, groups and names "
                              "must have one entry per row")
         if not isinstance(names, RowNames) and has_control("".join(names)):
             i = next(i for i, name in enumerate(names) if has_control(name))
-            raise ValueError(f"shape set {self.name!r}, row {i + 1}: the name {show(names[i])} "
+            raise InputError(f"shape set {self.name!r}, row {i + 1}: the name {show(names[i])} "
                              "contains control characters")
         for label, arr in arrays.items():
             object.__setattr__(self, label, arr)
@@ -192,7 +193,11 @@ class ShapeSet:
         m, k, n = (_read_only(a.reshape(-1).copy()) for a in np.broadcast_arrays(*arrays.values()))
         counts, groups = _numeric_array(counts, "counts"), _numeric_array(groups, "groups")
         broadcast_shape({"M, K, N": m, "counts": counts, "groups": groups})
-        counts, groups = np.broadcast_to(counts, m.shape), np.broadcast_to(groups, m.shape)
+        try:  # one count and one group size per shape, or one for all
+            counts, groups = np.broadcast_to(counts, m.shape), np.broadcast_to(groups, m.shape)
+        except ValueError:
+            raise InputError(f"counts (shape {counts.shape}) and groups (shape {groups.shape}) "
+                             f"must be one number or one per shape ({len(m)})") from None
         names = names if names is not None else RowNames(len(m))
         return cls(name, m, k, n, names, counts, groups=groups)
 
@@ -213,7 +218,7 @@ class ShapeSet:
         if suffix not in (".csv", ".json"):
             if not os.path.exists(path):
                 read_text(path, "shape file")  # the error for a file that is not there
-            raise ValueError(f"{shown}: unknown shape file type {show(suffix)}; use .csv or .json")
+            raise InputError(f"{shown}: unknown shape file type {show(suffix)}; use .csv or .json")
         if suffix == ".csv":
             m, k, n, names, counts = _read_csv(path)
         else:
@@ -270,7 +275,7 @@ class _Definition:
             if M is not None or params:
                 given = ", ".join(["M"] * (M is not None) + sorted(params))
                 models = [n for n, d in _definitions().items() if d.kind == "layers"]
-                raise ValueError(f"shape set {self.name!r} is a fixed grid and takes no "
+                raise InputError(f"shape set {self.name!r} is a fixed grid and takes no "
                                  f"{given}; M= and parameters apply to model sets "
                                  f"({', '.join(models)})")
             if self.kind == "cube":
@@ -315,7 +320,7 @@ def shape_set(name: str | ShapeSet, M: Any = None, **params: Any) -> ShapeSet:
     """
     if isinstance(name, ShapeSet):
         if M is not None or params:
-            raise ValueError("M= and parameters apply to a set name, not to a ShapeSet")
+            raise InputError("M= and parameters apply to a set name, not to a ShapeSet")
         return name
     defs = _definitions()
     if not isinstance(name, str):
@@ -356,7 +361,7 @@ def load_shape_sets(path: str | os.PathLike[str]) -> dict[str, ShapeSet]:
         with nested_input(file_label(path), "shapes file"):
             data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{file_label(path)}: not valid TOML ({escape(str(exc))})") from None
+        raise InputError(f"{file_label(path)}: not valid TOML ({escape(str(exc))})") from None
     return {n: d.build() for n, d in _parse(data, path).items()}
 
 
@@ -452,30 +457,30 @@ def _check(kind: str, raw: Mapping[str, Any]) -> dict[str, float]:
     params = {}
     t = raw.get("params", {})
     if not isinstance(t, dict):
-        raise ValueError("field 'params': expected a table of name = number")
+        raise InputError("field 'params': expected a table of name = number")
     for k, v in t.items():
         params[k] = _positive(v, f"field 'params.{k}'", strict_type=True, integer=True)
     layers = raw["layers"]
     if not isinstance(layers, list) or not layers:
-        raise ValueError("field 'layers': expected a non-empty list of "
+        raise InputError("field 'layers': expected a non-empty list of "
                          "{ name, K, N, count } tables")
     seen = set()
     for j, lay in enumerate(layers):
         at = f"field 'layers', layer #{j + 1}"
         if not isinstance(lay, dict):
-            raise ValueError(f"{at}: expected a table {{ name, K, N, count }}")
+            raise InputError(f"{at}: expected a table {{ name, K, N, count }}")
         stray = set(lay) - _LAYER_FIELDS
         if stray or not {"name", "K", "N", "count"} <= set(lay):
-            raise ValueError(f"{at}: fields must be name, K, N, count and optionally "
+            raise InputError(f"{at}: fields must be name, K, N, count and optionally "
                              f"blocks, groups, top_k (got {sorted(lay)})")
         if lay["name"] in seen:
-            raise ValueError(f"{at}: name {lay['name']!r} used twice")
+            raise InputError(f"{at}: name {lay['name']!r} used twice")
         seen.add(lay["name"])
         for d in ("K", "N"):
             v = lay[d]
             if isinstance(v, str):
                 if v not in params:
-                    raise ValueError(f"{at}, {d}: {v!r} is not a parameter of the set "
+                    raise InputError(f"{at}, {d}: {v!r} is not a parameter of the set "
                                      f"(params: {', '.join(params) or 'none'})")
             else:
                 _positive(v, f"{at}, {d}", strict_type=True, integer=True)
@@ -484,9 +489,9 @@ def _check(kind: str, raw: Mapping[str, Any]) -> dict[str, float]:
                 _positive(lay[fld], f"{at}, {fld}", strict_type=True, integer=True)
         for fld in ("groups", "top_k"):
             if fld in lay and not isinstance(lay[fld], int):
-                raise ValueError(f"{at}, {fld}: expected a whole number, got {show(lay[fld])}")
+                raise InputError(f"{at}, {fld}: expected a whole number, got {show(lay[fld])}")
         if "top_k" in lay and lay["top_k"] > lay.get("groups", 1):
-            raise ValueError(f"{at}: top_k {lay['top_k']} exceeds the layer's "
+            raise InputError(f"{at}: top_k {lay['top_k']} exceeds the layer's "
                              f"{lay.get('groups', 1)} experts")
     return params
 
@@ -533,22 +538,22 @@ def _values(spec: Any, label: str = "values") -> np.ndarray:
     """A value spec: a list of numbers, or {base, exponents = [a, b], multipliers}."""
     if isinstance(spec, list):
         if not spec:
-            raise ValueError(f"field {label!r}: empty list")
+            raise InputError(f"field {label!r}: empty list")
         return np.array([_positive(v, f"field {label!r}", strict_type=True) for v in spec])
     if not isinstance(spec, dict) or set(spec) - {"base", "exponents", "multipliers"} \
             or not {"base", "exponents"} <= set(spec):
-        raise ValueError(f"field {label!r}: expected a list of numbers or "
+        raise InputError(f"field {label!r}: expected a list of numbers or "
                          "{ base = 2, exponents = [first, last], multipliers = [...] }")
     base = _positive(spec["base"], f"field '{label}.base'", strict_type=True)
     exps = spec["exponents"]
     if (not isinstance(exps, list) or len(exps) != 2
             or not all(isinstance(e, int) and not isinstance(e, bool) for e in exps)
             or exps[0] > exps[1]):
-        raise ValueError(f"field '{label}.exponents': expected [first, last] integers, "
+        raise InputError(f"field '{label}.exponents': expected [first, last] integers, "
                          f"first <= last, got {exps!r}")
     mults = spec.get("multipliers", [1])
     if not isinstance(mults, list) or not mults:
-        raise ValueError(f"field '{label}.multipliers': expected a non-empty list of numbers, "
+        raise InputError(f"field '{label}.multipliers': expected a non-empty list of numbers, "
                          f"got {show(mults)}")
     mults = [_positive(m, f"field '{label}.multipliers'", strict_type=True) for m in mults]
     check_size((exps[1] - exps[0] + 1) * len(mults), f"field {label!r}", MAX_ROWS)
@@ -583,7 +588,7 @@ def _read_only(arr: np.ndarray) -> np.ndarray:
 def _numeric_array(value: Any, label: str, limit: float = math.inf) -> np.ndarray:
     arr = positive_array(value, label, limit, integer=True)
     if arr.size == 0:
-        raise ValueError(f"{label} must be a number or a non-empty array of numbers, "
+        raise InputError(f"{label} must be a number or a non-empty array of numbers, "
                          f"not {show(value)}")
     return arr
 
@@ -627,12 +632,12 @@ def _read_csv(path: str) -> _Columns:
                 rows += len(columns["M"])
                 check_size(rows, shown, MAX_ELEMENTS)
     except OSError as exc:
-        raise ValueError(f"{shown}: cannot read shape file ({exc.strerror})") from None
+        raise InputError(f"{shown}: cannot read shape file ({exc.strerror})") from None
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{shown}: cannot read shape file (not UTF-8 text: {exc.reason} at "
+        raise InputError(f"{shown}: cannot read shape file (not UTF-8 text: {exc.reason} at "
                          f"byte {exc.start})") from None
     if not rows:
-        raise ValueError(f"{shown}: no shapes in the file")
+        raise InputError(f"{shown}: no shapes in the file")
     out = []
     for key in ("M", "K", "N", "count"):  # one column at a time: no more than one copy
         if parts[key]:
@@ -653,11 +658,11 @@ def _csv_table(f: Iterable[str], shown: str) -> Delimited:
     cols = table.header
     unknown = [c for c in cols if c.lower() not in _FILE_COLUMNS]
     if unknown or not {"m", "k", "n"} <= {c.lower() for c in cols}:
-        raise ValueError(f"{where(shown, table.line)}: header {show(list(cols))}: columns must "
+        raise InputError(f"{where(shown, table.line)}: header {show(list(cols))}: columns must "
                          "be M, K, N and optionally name, count")
     twice = _repeated(cols)
     if twice:
-        raise ValueError(f"{where(shown, table.line, twice)}: the header names it twice "
+        raise InputError(f"{where(shown, table.line, twice)}: the header names it twice "
                          "(names are case-insensitive)")
     return table
 
@@ -712,7 +717,7 @@ def _csv_error(path: str, shown: str) -> NoReturn:
         for row in table:
             _parse_record({_FILE_COLUMNS[c.lower()]: v for c, v in zip(table.header, row)},
                           shown, line=table.line)
-    raise ValueError(f"{shown}: a row could not be read")  # not reached: a row was bad
+    raise InputError(f"{shown}: a row could not be read")  # not reached: a row was bad
 
 
 def _read_json(path: str) -> _Columns:
@@ -721,7 +726,7 @@ def _read_json(path: str) -> _Columns:
     shown = file_label(path)
     records = _json_records(text, shown)
     if not records:
-        raise ValueError(f"{shown}: no shapes in the file")
+        raise InputError(f"{shown}: no shapes in the file")
     check_size(len(records), shown, MAX_ELEMENTS)
     rows = [_parse_record(rec, shown, item=i) for i, rec in records]
     columns = [np.array([r[d] for r in rows]) for d in ("M", "K", "N", "count")]
@@ -749,27 +754,27 @@ def _json_records(text: str, path: str) -> list[tuple[int, dict[str, Any]]]:
     if isinstance(data, dict):
         data = data.get("shapes")
     if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a list of shapes, or an object with a "
+        raise InputError(f"{path}: expected a list of shapes, or an object with a "
                          "'shapes' list")
     out = []
     for i, rec in enumerate(data, start=1):
         at = where(path, item=i)
         if isinstance(rec, list):
             if len(rec) != 3:
-                raise ValueError(f"{at}: expected [M, K, N], got {show(rec)}")
+                raise InputError(f"{at}: expected [M, K, N], got {show(rec)}")
             rec = dict(zip("MKN", rec))
         elif isinstance(rec, dict):
             unknown = [k for k in rec if str(k).lower() not in _FILE_COLUMNS]
             if unknown:
-                raise ValueError(f"{at}: unknown key(s) {unknown}; keys are "
+                raise InputError(f"{at}: unknown key(s) {unknown}; keys are "
                                  "M, K, N and optionally name, count")
             twice = _repeated([str(k) for k in rec])
             if twice:
-                raise ValueError(f"{at}: key {twice!r} appears twice "
+                raise InputError(f"{at}: key {twice!r} appears twice "
                                  "(keys are case-insensitive)")
             rec = {_FILE_COLUMNS[str(k).lower()]: v for k, v in rec.items()}
         else:
-            raise ValueError(f"{at}: expected an object or [M, K, N], got {show(rec)}")
+            raise InputError(f"{at}: expected an object or [M, K, N], got {show(rec)}")
         out.append((i, rec))
     return out
 
@@ -785,7 +790,7 @@ def _parse_record(rec: Mapping[str, Any], source: str, *, line: int | None = Non
     at = place()
     missing = [d for d in "MKN" if d not in rec or rec[d] in ("", None)]
     if missing:
-        raise ValueError(f"{at}: missing {', '.join(missing)}")
+        raise InputError(f"{at}: missing {', '.join(missing)}")
     out: dict[str, Any] = {}  # the numbers, then the name
     for d in ("M", "K", "N", "count"):
         raw = rec.get(d, 1) if d == "count" else rec[d]
@@ -794,10 +799,10 @@ def _parse_record(rec: Mapping[str, Any], source: str, *, line: int | None = Non
         out[d] = _positive(raw, place(d), integer=True)
     name = rec.get("name")
     if name is not None and (isinstance(name, bool) or not isinstance(name, (str, int, float))):
-        raise ValueError(f"{place('name')}: must be text, got "
+        raise InputError(f"{place('name')}: must be text, got "
                          f"{show(name)}")
     out["name"] = "" if name is None else str(name).strip()
     if has_control(out["name"]):
-        raise ValueError(f"{place('name')}: {show(out['name'])} "
+        raise InputError(f"{place('name')}: {show(out['name'])} "
                          "contains control characters")
     return out

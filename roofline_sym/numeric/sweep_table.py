@@ -29,6 +29,7 @@ import numpy as np
 
 from ..devices import (Hardware, MissingHardwareValueError, hardware as get_hardware,
                        list_hardware)
+from ..errors import InputError
 from ..model.layer import OUTPUTS, Linear, linear
 from ..model.presets import describe_models, grouped_options, options as get_options
 from ..model.recipes import list_recipes
@@ -381,10 +382,10 @@ def _arguments(models: Any, shapes: Any) -> tuple[list[Linear], list[ShapeSet]]:
     models = items(models, "sweep: models (bound rs.linear(...).on(hw), or a list of them)",
                    Linear)
     if not models:
-        raise ValueError("no models to sweep")
+        raise InputError("no models to sweep")
     for m in models:
         if m.hardware is None:
-            raise ValueError(f"{m!r} has no hardware: bind one with .on(hw) (or build the "
+            raise InputError(f"{m!r} has no hardware: bind one with .on(hw) (or build the "
                              "list with model_grid)")
     return models, _shape_sets(shapes)
 
@@ -397,7 +398,7 @@ def _stream(models: list[Linear], sets: list[ShapeSet],
     done = 0
     for model in models:
         if model.hardware is None:  # not reached: _arguments takes bound models only
-            raise ValueError(f"{model!r} has no hardware")
+            raise InputError(f"{model!r} has no hardware")
         x_star, be = _cube_context(model)
         grouped: dict[float, Linear] = {1.0: model}  # the model with G experts, by G
         for s in sets:
@@ -429,7 +430,7 @@ def _shape_sets(shapes: Any) -> list[ShapeSet]:
     if isinstance(shapes, Mapping):
         missing = {"M", "K", "N"} - set(shapes)
         if missing:
-            raise ValueError(f"shape mapping lacks {sorted(missing)}; give M, K and N")
+            raise InputError(f"shape mapping lacks {sorted(missing)}; give M, K and N")
         return [ShapeSet.from_arrays(shapes["M"], shapes["K"], shapes["N"])]
     if isinstance(shapes, tuple) and len(shapes) == 3 and not any(
             isinstance(v, (ShapeSet, str)) for v in shapes):
@@ -453,7 +454,7 @@ def _cube_context(model: Linear) -> tuple[float, NumericBreakEven]:
     if context is None:
         be = breakeven(model, along="cube")
         if not isinstance(be, NumericBreakEven):  # not reached: a bound model's cube is numeric
-            raise ValueError(f"{model!r}: the cube break-even is not numeric ({be.method})")
+            raise InputError(f"{model!r}: the cube break-even is not numeric ({be.method})")
         roots = be.crossing_values  # a block-scale step that crosses counts too
         context = _CUBE_CONTEXT[model] = ((float(roots[0]) if len(roots) else math.nan), be)
     return context

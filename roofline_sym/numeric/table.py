@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Collection, Iterable, Iterator, Mapping, 
 import numpy as np
 
 from ..datafile import csv_cell
+from ..errors import InputError
 from ..validate import close_matches, unknown_name
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ class Table:
         self.keys = [c for c in keys if c in self._data]
         lengths = {len(v) for v in self._data.values()}
         if len(lengths) > 1:
-            raise ValueError(f"columns have different lengths {sorted(lengths)}")
+            raise InputError(f"columns have different lengths {sorted(lengths)}")
 
     @property
     def columns(self) -> list[str]:
@@ -123,7 +124,7 @@ class Table:
         if isinstance(column, str) and _SYNONYMS.get(column.casefold()) in self._data:
             first.append(_SYNONYMS[column.casefold()])
         close = close_matches(column, self._data) if isinstance(column, str) else []
-        raise unknown_name("column", column, self._data, error=KeyError,
+        raise unknown_name("column", column, self._data,
                            suggestions=first + close)
 
     @property
@@ -290,7 +291,7 @@ def _cells(column: np.ndarray, encode: Any, nan: str, whole: bool = False,
     items = values.tolist()
     if kind == "f":
         if encode is not csv_cell and np.isinf(values).any():
-            raise ValueError("Out of range float values are not JSON compliant")
+            raise InputError("Out of range float values are not JSON compliant")
         text = [str(int(v)) if v == v else nan for v in items] if whole else \
             list(map(repr, items))
         if not whole and np.isnan(values).any():
@@ -403,7 +404,7 @@ class _Output:
         elif isinstance(self.target, (str, os.PathLike)):
             self.f = open(self.target, "w", encoding="utf-8", newline=self.newline)
         elif not hasattr(self.target, "write"):
-            raise ValueError(f"expected a path or a writable file, got {self.target!r}")
+            raise InputError(f"expected a path or a writable file, got {self.target!r}")
         return self.f or self.target
 
     def __exit__(self, *exc: object) -> None:

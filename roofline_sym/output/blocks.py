@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 import sympy
 
 from .. import renderers
+from ..errors import InputError
 from ..model.layer import BreakdownPieces, Linear
 from ..model.term import Term
 from ..solve.result import BreakEven, BreakEvenPieces
@@ -43,7 +44,7 @@ def term_name(model: Linear, name: str) -> str:
     """
     term = next((t for t in model.terms if t.name == name), None)
     if term is None:
-        raise ValueError(f"no term {name!r}; terms: {', '.join(t.name for t in model.terms)}")
+        raise InputError(f"no term {name!r}; terms: {', '.join(t.name for t in model.terms)}")
     return latex(term.time)
 
 

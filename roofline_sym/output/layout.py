@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from ..errors import InputError
 
 __all__ = ["measure", "width_pt", "LENGTHS", "Block"]
 
@@ -73,7 +74,7 @@ def width_pt(spec: str | float) -> float:
     (``8.4cm``, ``240pt``, ``3.3in``) or a number of points."""
     if isinstance(spec, (int, float)):
         if spec <= 0:
-            raise ValueError(f"width must be positive, got {spec!r}")
+            raise InputError(f"width must be positive, got {spec!r}")
         return float(spec)
     text = str(spec).strip().replace(" ", "")
     m = re.fullmatch(r"(\d*\.?\d*)\\([A-Za-z]+)", text)
@@ -83,7 +84,7 @@ def width_pt(spec: str | float) -> float:
     m = re.fullmatch(r"(\d*\.?\d+)(pt|bp|in|cm|mm|em|ex|pc)", text)
     if m and float(m.group(1)) > 0:
         return round(float(m.group(1)) * _UNITS[m.group(2)], 2)
-    raise ValueError(f"width {spec!r}: write e.g. \\columnwidth, 0.9\\textwidth, 8.4cm or "
+    raise InputError(f"width {spec!r}: write e.g. \\columnwidth, 0.9\\textwidth, 8.4cm or "
                      f"240pt (known lengths: {', '.join(LENGTHS)})")
 
 

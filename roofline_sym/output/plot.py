@@ -38,6 +38,7 @@ import sympy
 
 from .. import symbols as S
 from ..devices import Hardware
+from ..errors import InputError
 from ..model.gemm import Gemm
 from ..model.elasticity import sensitivity
 from ..model.layer import Linear, with_hardware
@@ -45,8 +46,8 @@ from ..model.presets import describe_models
 from ..model.recipes import gemm_dims, tensor_dims
 from ..model.term import Regime
 from ..solve import SymbolicBreakEven, breakeven as solve_breakeven
-from ..validate import (SHAPE_MAX, InputTypeError, choice, count, items as listed,
-                        positive_number, show)
+from ..validate import (SHAPE_MAX, InputTypeError, choice, count, items as listed, path as
+                        file_path, positive_number, show)
 from .tables import as_numeric
 
 if TYPE_CHECKING:  # matplotlib is an optional extra, imported when drawing
@@ -144,7 +145,7 @@ def output_format(path: str | os.PathLike[str]) -> str:
     """
     fmt = FORMATS.get(Path(path).suffix.lower())
     if fmt is None:
-        raise ValueError(f"cannot tell the format of {show(str(path))}: use a .png, .svg or "
+        raise InputError(f"cannot tell the format of {show(str(path))}: use a .png, .svg or "
                          ".pdf file name")
     return fmt
 
@@ -152,7 +153,7 @@ def output_format(path: str | os.PathLike[str]) -> str:
 def _bound(model: Any, hw: Hardware | str | None = None) -> Linear:
     bound = with_hardware(model, hw, "a plot", keyword="hw")
     if bound.hardware is None:
-        raise ValueError("plots need numbers: bind a GPU first (model.on('h100')) or "
+        raise InputError("plots need numbers: bind a GPU first (model.on('h100')) or "
                          "pass hw='h100'")
     return bound
 
@@ -160,7 +161,7 @@ def _bound(model: Any, hw: Hardware | str | None = None) -> Linear:
 def _gpu(mb: Linear) -> Hardware:
     """The GPU of a model ``_bound`` returned."""
     if mb.hardware is None:
-        raise ValueError(f"{mb!r} is not bound to a GPU")
+        raise InputError(f"{mb!r} is not bound to a GPU")
     return mb.hardware
 
 
@@ -170,7 +171,7 @@ def _range(value: Any, name: str) -> tuple[float, float]:
         raise InputTypeError(f"{name} must be a pair (low, high) of numbers, got {show(value)}")
     lo, hi = (float(v) for v in value)
     if not (0 < lo < hi < math.inf):
-        raise ValueError(f"{name} must satisfy 0 < low < high, got {show(value)}")
+        raise InputError(f"{name} must satisfy 0 < low < high, got {show(value)}")
     return lo, hi
 
 
@@ -294,7 +295,7 @@ def _closed_form_curve(mb: Linear, ks: np.ndarray, regime: Mapping[str, str] | N
     be = solve_breakeven(mb, solve_for="M", regime=regime or {})
     # a regime asked for: the closed form, one root (the times are linear in M)
     if not isinstance(be, SymbolicBreakEven) or be.closed_form is None:
-        raise ValueError(f"no closed form of M* for {mb!r}")
+        raise InputError(f"no closed form of M* for {mb!r}")
     k = sympy.Dummy("k", positive=True)
     sub = {S.K: k, S.N: sympy.nsimplify(n_ratio) * k}
     f = sympy.lambdify([k], be.closed_form.xreplace(sub), modules="numpy")
@@ -421,7 +422,7 @@ def _labelled(models: Any) -> list[tuple[str, Any]]:
         given = listed(models, "models (bound models: a list, or a mapping of label to model)",
                        Linear)
         if not given:
-            raise ValueError("no models to plot")
+            raise InputError("no models to plot")
         gpus = {m.hardware.name if getattr(m, "hardware", None) else None for m in given}
         names = [m.recipe.name if isinstance(m, Linear) else repr(m) for m in given]
         if len(gpus) > 1:
@@ -429,7 +430,7 @@ def _labelled(models: Any) -> list[tuple[str, Any]]:
                      for n, m in zip(names, given)]
         items = list(zip(names, given))
     if not items:
-        raise ValueError("no models to plot")
+        raise InputError("no models to plot")
     return items
 
 
@@ -500,7 +501,7 @@ def _kernel_points(mb: Linear, shape: tuple[float, float, float]) -> list[dict[s
             if "memory" not in dict(term.pieces):
                 # compute-only GEMM model: operands and output, no scales
                 if id.role is None:  # a GEMM's id names it
-                    raise ValueError(f"GEMM term {term.name} has no role")
+                    raise InputError(f"GEMM term {term.name} has no role")
                 fmt = "bf16" if id.side == "baseline" else mb.recipe.gemm_format(id.role)
                 m, k, n = (d.xreplace(values) for d in gemm_dims(mb.mode)[id.role])
                 nbytes = float(Gemm(id.role, m, k, n, fmt).bytes)
@@ -651,7 +652,7 @@ def regime_map(model: Linear, *, hw: Hardware | str | None = None,
     Returns the Figure.
     """
     if side not in ("lowp", "baseline"):
-        raise ValueError(f"side must be 'lowp' or 'baseline', not {side!r}")
+        raise InputError(f"side must be 'lowp' or 'baseline', not {side!r}")
     mb = _bound(model, hw)
     cells = _Cells.make(m_range, k_range, resolution)
     mm = cells.mm
@@ -767,9 +768,9 @@ def plot_cli(kind: str, models: Any, out_path: str | os.PathLike[str], **opts: A
         "heatmap": speedup_heatmap, "curves": breakeven_curves, "roofline": roofline,
         "regimes": regime_map, "sensitivity": sensitivity_plot}
     choice(kind, tuple(funcs), "plot kind")
-    path = Path(out_path)
+    path = Path(file_path(out_path, "output"))
     if path.suffix.lower() not in FORMATS:
-        raise ValueError(f"output {show(str(path))}: use a .png, .svg or .pdf file name")
+        raise InputError(f"output {show(str(path))}: use a .png, .svg or .pdf file name")
     _mpl()
     opts = {k: v for k, v in opts.items() if v is not None}
     if isinstance(models, Linear):
@@ -781,7 +782,7 @@ def plot_cli(kind: str, models: Any, out_path: str | os.PathLike[str], **opts: A
     else:
         models = list(models)
         if len(models) != 1:
-            raise ValueError(f"plot {kind!r} draws one model (one recipe on one GPU); "
+            raise InputError(f"plot {kind!r} draws one model (one recipe on one GPU); "
                              f"got {len(models)}")
         fig = funcs[kind](models[0], **opts)
     return save(fig, path)

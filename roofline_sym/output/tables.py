@@ -13,6 +13,7 @@ import numpy as np
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from ..devices import Hardware, hardware
+from ..errors import InputError
 from ..model.layer import Linear, linear
 from ..model.presets import describe, describe_models, options
 from ..model.recipes import SEED_SCALINGS, list_recipes, recipe as get_recipe
@@ -66,7 +67,7 @@ def _rows(results: Any) -> list[Row]:
                                  f"{show(item)}")
     for r in rows:
         if r.result is not None and r.result.symbolic:
-            raise ValueError(f"row {r.recipe}/{r.gpu}: a symbolic result has no numeric "
+            raise InputError(f"row {r.recipe}/{r.gpu}: a symbolic result has no numeric "
                              "root; specialise it first (be.subs({...}) or bind a GPU)")
     return rows
 
@@ -88,7 +89,7 @@ def _num(value: float, fmt: str) -> str:
 def as_numeric(be: BreakEven) -> NumericBreakEven:
     """``be`` as the numeric result it is (a bound model, every shape but one fixed)."""
     if not isinstance(be, NumericBreakEven):
-        raise TypeError(f"expected a numeric break-even result, not {type(be).__name__}")
+        raise InputTypeError(f"expected a numeric break-even result, not {type(be).__name__}")
     return be
 
 
@@ -177,7 +178,7 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "auto",
     target = width_pt(width)
     rows = _rows(results)
     if not rows:
-        raise ValueError("no results to tabulate")
+        raise InputError("no results to tabulate")
     if layout == "auto":
         if fmt == "markdown":
             layout = "long"
@@ -186,7 +187,7 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "auto",
             return long if tabular_width(long) <= target else _column_table(rows, target)
     if layout == "column":
         if fmt == "markdown":
-            raise ValueError("layout 'column' is for LaTeX; Markdown tables take 'long' "
+            raise InputError("layout 'column' is for LaTeX; Markdown tables take 'long' "
                              "or 'grid'")
         return _column_table(rows, target)
     esc = tt if fmt == "latex" else _escape_md
@@ -310,7 +311,7 @@ def tabular_width(tex: str) -> float:
     lines = tex.splitlines()
     spec = re.match(r"\\begin\{tabular\}\{(.*)\}$", lines[0])
     if not spec:
-        raise ValueError("not a breakeven_table tabular")
+        raise InputError("not a breakeven_table tabular")
     edges = spec.group(1).startswith("@{}")
     ncols = len(spec.group(1).replace("@{}", ""))
     widths = [0.0] * ncols

@@ -22,6 +22,7 @@ import numpy as np
 import sympy
 
 from .. import symbols as S
+from ..errors import InputError
 from ..validate import InputTypeError, choice, show, unknown_name
 from ..model.term import REGIMES, Term, TermId
 from .piecewise import NumericBreakEven, solve_piecewise
@@ -82,7 +83,7 @@ class SymbolicBreakEven(BreakEven):
         within the regime: the difference of the regime's times is positive
         and every regime condition holds."""
         if self.difference is None:
-            raise ValueError("faster needs the difference of the regime's times; this result "
+            raise InputError("faster needs the difference of the regime's times; this result "
                              "was made without one")
         within = sympy.And(self.difference > 0, *(c for _, c in self.conditions))
         return sympy.ConditionSet(self.variable, within, sympy.Interval.open(0, sympy.oo))
@@ -98,7 +99,7 @@ class SymbolicBreakEven(BreakEven):
 
     # numbers need values for every symbol
     def _refuse(self, what: str) -> NoReturn:
-        raise ValueError(f"{what} needs numbers: this result is symbolic; specialise it "
+        raise InputError(f"{what} needs numbers: this result is symbolic; specialise it "
                          "with .subs({...}) first")
 
     @property
@@ -214,7 +215,7 @@ def _check_regime(request: Mapping[tuple[str, ...], str], terms: Sequence[Term])
             raise unknown_name("regime key (matches no term)", ".".join(key),
                                [t.name for t in terms])
         if not any(want in dict(t.pieces) for t in hit):
-            raise ValueError(f"regime {'.'.join(key)!r}: no matching term can be {want}-bound")
+            raise InputError(f"regime {'.'.join(key)!r}: no matching term can be {want}-bound")
 
 
 def _default_regime(term: Term, pieces: Pieces) -> str:
@@ -269,7 +270,7 @@ def solve_closed_form(problem: Problem, regime: Any = None) -> SymbolicBreakEven
     poly = sympy.Poly(expanded, poly_var)
     slope, closed = None, None
     if poly.degree() < 1:
-        raise ValueError(f"in the regime solved, the two times do not depend on {var}: "
+        raise InputError(f"in the regime solved, the two times do not depend on {var}: "
                          "nothing to solve")
     if poly.degree() == 1:
         # D = a v + b: keep a and b as sums of rate terms (1/(P eta), 1/(BW eta),
@@ -284,7 +285,7 @@ def solve_closed_form(problem: Problem, regime: Any = None) -> SymbolicBreakEven
         # the values, so .subs() picks among them
         candidates = [back(r) for r in sympy.roots(poly, cubics=True, quartics=False)]
         if not candidates:
-            raise ValueError(f"no closed form for a degree-{poly.degree()} break-even in {var}")
+            raise InputError(f"no closed form for a degree-{poly.degree()} break-even in {var}")
     conditions = [RegimeCondition(term.id, choice[term.name], r,
                                   # unevaluated: two numeric pieces stay a relation
                                   sympy.Ge(chosen_expr[term.name], e, evaluate=False))

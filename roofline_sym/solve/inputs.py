@@ -20,6 +20,7 @@ import numpy as np
 import sympy
 
 from .. import symbols as S
+from ..errors import InputError
 from ..validate import (SHAPE_MAX, InputTypeError, check_range, expression, show, symbol_kind,
                         unknown_name)
 
@@ -35,7 +36,7 @@ def variable(solve_for: Any) -> sympy.Symbol:
     if isinstance(solve_for, sympy.Symbol):
         if solve_for in S.SHAPE_SYMBOLS or S.is_hardware_symbol(solve_for):
             return solve_for
-        raise ValueError(f"cannot solve for {solve_for}: use M, K, N or a hardware symbol")
+        raise InputError(f"cannot solve for {solve_for}: use M, K, N or a hardware symbol")
     if not isinstance(solve_for, str):
         raise InputTypeError(f"the variable must be a name such as 'M' or 'BW' (or a symbol), "
                              f"not {type(solve_for).__name__} {show(solve_for)}")
@@ -68,7 +69,7 @@ def exact(value: Any, name: str) -> sympy.Expr:
         if value.is_number:
             zero = value.is_zero and S.may_be_zero(name)
             if not (value.is_finite and (value.is_positive or zero)):
-                raise ValueError(f"{name} must be positive and finite, got {show(value)}")
+                raise InputError(f"{name} must be positive and finite, got {show(value)}")
             _check_number(value, name, kind)
         return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(
@@ -80,7 +81,7 @@ def exact(value: Any, name: str) -> sympy.Expr:
     except OverflowError:
         finite = False
     if not (finite and (value > 0 or (value == 0 and S.may_be_zero(name)))):
-        raise ValueError(f"{name} must be positive and finite, got {show(value)}")
+        raise InputError(f"{name} must be positive and finite, got {show(value)}")
     _check_number(value, name, kind)
     if isinstance(value, (float, np.floating)):
         return sympy.Rational(repr(float(value)))
@@ -90,10 +91,10 @@ def exact(value: Any, name: str) -> sympy.Expr:
 def _check_number(value: Any, name: str, kind: str | None) -> None:
     """A shape from 1 to 2**53 (compared exactly), a hardware value within its range."""
     if name in SHAPES and value > SHAPE_MAX:
-        raise ValueError(f"{name} = {show(value)} is beyond 2**53, where float64 stops "
+        raise InputError(f"{name} = {show(value)} is beyond 2**53, where float64 stops "
                          "counting elements exactly")
     if name in SHAPES and value < 1:
-        raise ValueError(f"{name} = {show(value)}: a layer's dimension is at least 1")
+        raise InputError(f"{name} = {show(value)}: a layer's dimension is at least 1")
     if kind is not None:
         check_range(value, name, kind)
 
@@ -103,19 +104,19 @@ def ray(along: Any) -> dict[sympy.Symbol, sympy.Expr]:
     if isinstance(along, str):
         if along == "cube":
             return {S.M: S.x, S.K: S.x, S.N: S.x}
-        raise ValueError(f"along={show(along)}: use 'cube' or a mapping such as "
+        raise InputError(f"along={show(along)}: use 'cube' or a mapping such as "
                          "{rs.M: rs.x, rs.K: rs.x, rs.N: 4 * rs.x}")
     if not isinstance(along, Mapping):
         raise InputTypeError("along must be 'cube' or a non-empty mapping of M, K, N to "
                              f"expressions in rs.x, not {show(along)}")
     if not along:
-        raise ValueError("along must be 'cube' or a non-empty mapping of M, K, N to "
+        raise InputError("along must be 'cube' or a non-empty mapping of M, K, N to "
                          "expressions in rs.x")
     ray = {}
     for key, value in along.items():
         sym = SHAPES.get(key, key) if isinstance(key, str) else key
         if sym not in S.SHAPE_SYMBOLS:
-            raise ValueError(f"ray key {key!r} is not M, K or N")
+            raise InputError(f"ray key {key!r} is not M, K or N")
         if isinstance(value, (str, bool)) or not isinstance(value, (sympy.Basic, int, float)):
             raise InputTypeError(f"ray value for {sym} must be a SymPy expression in rs.x "
                                  f"or a number, got {show(value)}")
@@ -126,18 +127,20 @@ def ray(along: Any) -> dict[sympy.Symbol, sympy.Expr]:
                 poly = sympy.Poly(expr, S.x)
             except sympy.PolynomialError:
                 poly = None
-        if poly is None or poly.is_zero or any(c < 0 for c in poly.coeffs()):
-            raise ValueError(f"ray {sym} = {show(value)} is not positive for every x > 0: "
+        # a coefficient nan, zoo or I has no sign: checked real and finite before `<`
+        if poly is None or poly.is_zero or any(not (c.is_real and c.is_finite) or c < 0
+                                               for c in poly.coeffs()):
+            raise InputError(f"ray {sym} = {show(value)} is not positive for every x > 0: "
                              "use a polynomial in rs.x with non-negative coefficients")
         if any(not 2 ** -64 <= c <= 2 ** 64 for c in poly.coeffs()):
-            raise ValueError(f"ray {sym} = {show(value)}: coefficients must lie in "
+            raise InputError(f"ray {sym} = {show(value)}: coefficients must lie in "
                              "2**-64..2**64")
         if poly.degree() > MAX_RAY_DEGREE:
-            raise ValueError(f"ray {sym} = {show(value)}: degree {poly.degree()} in rs.x; at "
+            raise InputError(f"ray {sym} = {show(value)}: degree {poly.degree()} in rs.x; at "
                              f"most {MAX_RAY_DEGREE}")
         ray[sym] = expr
     if not any(e.has(S.x) for e in ray.values()):
-        raise ValueError("the ray does not depend on rs.x: nothing to solve")
+        raise InputError("the ray does not depend on rs.x: nothing to solve")
     return ray
 
 
@@ -162,7 +165,7 @@ def fixed_values(values: Mapping[str | sympy.Symbol, Any], usable: set[sympy.Sym
             continue
         if sym not in usable:
             known = ", ".join(sorted(map(str, usable))) or "none"
-            raise ValueError(f"{key} is not a free symbol of {what} (free: {known}); "
+            raise InputError(f"{key} is not a free symbol of {what} (free: {known}); "
                              "use rs.M, rs.K, rs.N or hardware names such as 'BW'")
         out[sym] = exact(value, str(sym))
     return out

@@ -33,6 +33,7 @@ from typing import Any, Callable, ClassVar, Mapping, Sequence
 import numpy as np
 import sympy
 
+from ..errors import InputError
 from ..model.term import RegimeSummary
 from ..validate import positive_array, positive_number
 from .polynomials import (INF, Point, coefficients, combine, exact_value, horner, inside,
@@ -258,7 +259,7 @@ class NumericBreakEven(BreakEven):
         for a, b, reg in self._regimes:
             if a.value <= t <= b.value:
                 return reg
-        raise ValueError(f"{value} is outside the solved axis")
+        raise InputError(f"{value} is outside the solved axis")
 
     def subs(self, values: Mapping[str | sympy.Symbol, Any]) -> "NumericBreakEven":
         """The same answer (every value is fixed already); ``values`` may repeat
@@ -517,7 +518,7 @@ def _plain_terms(problem: Problem) -> tuple[Terms, bool]:
             if inverted:
                 c = coefficients(e.xreplace({var: 1 / u}), u)
             if c is None:
-                raise ValueError(f"cannot solve for {var}: term {term.name} is not polynomial "
+                raise InputError(f"cannot solve for {var}: term {term.name} is not polynomial "
                                  f"in {var} or 1/{var}")
             polys.append((regime, trim(c)))
         terms.append((term.name, +1 if term.side == "baseline" else -1, polys))

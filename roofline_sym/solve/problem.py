@@ -21,6 +21,7 @@ from typing import Mapping
 import sympy
 
 from .. import symbols as S
+from ..errors import InputError
 from ..model import rounding
 from ..model.layer import Linear
 from ..model.term import Term
@@ -77,7 +78,7 @@ class Problem:
             hint = (f"; it is bound to {model.hardware.name}: pass the unbound model and "
                     f"hardware={model.hardware.name!r}"
                     if model.hardware is not None and S.is_hardware_symbol(var) else "")
-            raise ValueError(f"the model does not depend on {var} once the given values are "
+            raise InputError(f"the model does not depend on {var} once the given values are "
                              f"substituted: nothing to solve{hint}")
         return cls(model, var, dict(substitution), tuple(terms), floors, frozenset(free))
 

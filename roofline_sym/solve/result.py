@@ -17,6 +17,7 @@ import sympy
 
 from .. import renderers
 from .. import symbols as S
+from ..errors import InputError
 from ..model.layer import Linear
 from ..model.term import RegimeSummary
 from .inputs import fixed_values
@@ -51,7 +52,7 @@ class Roots(list[sympy.Expr]):
         """The values as floats (a value with free symbols cannot be one)."""
         free = [v for v in self if v.free_symbols]
         if free:
-            raise ValueError(f"{free[0]} is symbolic: specialise with .subs(...) first, or "
+            raise InputError(f"{free[0]} is symbolic: specialise with .subs(...) first, or "
                              "read .exact")
         return [float(v) for v in self]
 

@@ -18,6 +18,7 @@ from typing import Any, Mapping
 
 from .. import symbols as S
 from ..devices import hardware as lookup_hardware
+from ..errors import InputError
 from ..model.layer import Linear
 from ..validate import InputTypeError, show
 from .closed_form import SymbolicBreakEven, solve
@@ -51,9 +52,9 @@ def breakeven(model: Linear, solve_for: Any = None, along: Any = None, *,
         raise InputTypeError(f"breakeven needs a model from rs.linear(), not "
                              f"{type(model).__name__} {show(model)}")
     if along is not None and solve_for is not None:
-        raise ValueError("give either solve_for or along, not both")
+        raise InputError("give either solve_for or along, not both")
     if hardware is not None and model.hardware is not None:
-        raise ValueError(f"the model is already bound to {model.hardware.name}: pass the "
+        raise InputError(f"the model is already bound to {model.hardware.name}: pass the "
                          "unbound model with hardware=..., or no hardware=")
     usable = set(S.SHAPE_SYMBOLS) | model.free_hardware_symbols
     for key in values:  # a misspelt name (k for K) is named as one, bound model or not
@@ -62,7 +63,7 @@ def breakeven(model: Linear, solve_for: Any = None, along: Any = None, *,
     if model.hardware is not None:
         bound = [k for k in values if k not in SHAPES]
         if bound:
-            raise ValueError(f"the model is bound to {model.hardware.name}, so {bound} cannot "
+            raise InputError(f"the model is bound to {model.hardware.name}, so {bound} cannot "
                              "be set: pass the unbound model to vary hardware values")
     substitution = fixed_values(values, usable, "the model")
     if along is not None:
@@ -70,12 +71,12 @@ def breakeven(model: Linear, solve_for: Any = None, along: Any = None, *,
         on_ray = ray(along)
         clash = set(on_ray) & set(substitution)
         if clash:
-            raise ValueError(f"{sorted(map(str, clash))} both on the ray and fixed")
+            raise InputError(f"{sorted(map(str, clash))} both on the ray and fixed")
         substitution.update(on_ray)
     else:
         var = variable("M" if solve_for is None else solve_for)
         if var in substitution:
-            raise ValueError(f"{var} is both solved for and fixed")
+            raise InputError(f"{var} is both solved for and fixed")
     if hardware is not None:
         hw = lookup_hardware(hardware, dataset=model.options.dataset)
         needed = model.free_hardware_symbols - {var} - set(substitution)

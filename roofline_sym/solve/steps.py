@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 
 import sympy
 
+from ..errors import InputError
 from .polynomials import (INF, Point, combine, exact_value, horner, monomials, multiply,
                           roots_in, sign, trim)
 from .problem import Problem, step_atoms
@@ -55,7 +56,7 @@ class MultiPoly:
     def of(cls, expr: sympy.Expr, gens: Sequence[sympy.Symbol]) -> "MultiPoly":
         terms = monomials(expr, gens)
         if terms is None:
-            raise ValueError(f"cannot solve exactly: {expr} is not polynomial in {gens[0]} "
+            raise InputError(f"cannot solve exactly: {expr} is not polynomial in {gens[0]} "
                              "and its block-scale steps")
         return cls(tuple((m, c) for m, c in terms.items() if c))
 
@@ -123,7 +124,7 @@ class StepModel:
         for a in order:
             arg = MultiPoly.of(a.args[0].xreplace(dummies), gens)
             if not arg.nonnegative():
-                raise ValueError(f"cannot solve exactly: the block-scale term {a} does not "
+                raise InputError(f"cannot solve exactly: the block-scale term {a} does not "
                                  f"grow with {var}")
             atoms.append(_Atom(type(a), arg))
         terms = []
@@ -131,7 +132,7 @@ class StepModel:
             polys = tuple((r, MultiPoly.of(e.xreplace(dummies), gens)) for r, e in pieces)
             for _, p in polys:
                 if any(c < 0 for exps, c in p.terms if any(exps[1:])):
-                    raise ValueError(f"cannot solve exactly: term {term.name} does not grow "
+                    raise InputError(f"cannot solve exactly: term {term.name} does not grow "
                                      "with its block-scale counts")
             terms.append((term.name, 1 if term.side == "baseline" else -1, polys))
         return cls(var, tuple(atoms), tuple(terms))

@@ -32,6 +32,7 @@ import numpy as np
 
 from ...devices import Hardware
 from ...devices.toml_io import writable_path
+from ...errors import InputError, InputTypeError, UnknownNameError
 from ...model.layer import linear
 from ...output import plot as figures
 from .hardware_fit import Calibration, fit, hardware_values, resolve_hardware
@@ -66,7 +67,7 @@ def composed_components(recipe_name: str) -> tuple[tuple[str, ...], tuple[str, .
     ('gemm.bf16.output', 'gemm.fp8_rowwise.output', 16)
     """
     if recipe_name not in CAST_RECIPES:
-        raise ValueError(f"no measured components for recipe {recipe_name!r}; "
+        raise InputError(f"no measured components for recipe {recipe_name!r}; "
                          f"measured: {', '.join(CAST_RECIPES)}")
     base = tuple(f"gemm.bf16.{g}" for g in GEMM_NAMES)
     lowp = tuple(f"gemm.fp8_{recipe_name}.{g}" for g in GEMM_NAMES) + tuple(
@@ -112,7 +113,7 @@ class Report:
         for s in self._summary:
             if s["name"] == name and s["regime"] == regime:
                 return dict(s)
-        raise KeyError(f"no rows for {name!r} in regime {regime!r}")
+        raise UnknownNameError(f"no rows for {name!r} in regime {regime!r}")
 
     def goals(self) -> list[dict[str, Any]]:
         """The issue's goal per recipe: median |error| of composed speedups
@@ -284,8 +285,8 @@ def _report_calibration(calibrated: Any, meas: Measurements, base: Hardware,
         return Calibration.of(calibrated, base)
     if isinstance(calibrated, (str, os.PathLike)):
         return Calibration.load(calibrated, base)
-    raise TypeError(f"calibrated must be True, False, a Calibration, a Hardware or a path, "
-                    f"not {type(calibrated).__name__}")
+    raise InputTypeError(f"calibrated must be True, False, a Calibration, a Hardware or a path, "
+                         f"not {type(calibrated).__name__}")
 
 
 def _stale_costs(meas: Measurements) -> int:
@@ -313,7 +314,7 @@ def _predict(meas: Measurements, hw_or_cal: Hardware | Calibration
     needed = {f"eta_{x}" for x in set(d.tolist()) - {""}} | {"eta_mem", "t_launch"}
     missing = sorted(needed - set(values))
     if missing:
-        raise ValueError(f"{getattr(hw_or_cal, 'name', 'the hardware')} has no "
+        raise InputError(f"{getattr(hw_or_cal, 'name', 'the hardware')} has no "
                          f"{', '.join(missing)}: pick an entry with efficiencies and a "
                          "launch floor")
     return model_times(d, f, b, values, regimes=True)
@@ -401,14 +402,14 @@ def cli(path: str | os.PathLike[str], *, hardware: Hardware | str | None = None,
     if plot is not None:
         figures.output_format(plot)  # a bad file name fails before anything is computed or written
     if write_hardware is not None and (calibrated is False or calibrated is None):
-        raise ValueError("--write-hardware needs a calibration; drop --no-calibrate")
+        raise InputError("--write-hardware needs a calibration; drop --no-calibrate")
     if write_hardware is not None:
         writable_path(write_hardware)  # a bad name fails before the fit
     rep = report(path, hardware, calibrated, size_dependent=size_dependent)
     lines = [rep.text(regimes)]
     if write_hardware is not None:
         if rep.calibration is None:  # calibrated is neither False nor None: checked above
-            raise ValueError("--write-hardware needs a calibration; drop --no-calibrate")
+            raise InputError("--write-hardware needs a calibration; drop --no-calibrate")
         written = rep.calibration.to_toml(write_hardware)
         lines.append(f"wrote the calibrated hardware entry to {written}")
     if plot is not None:

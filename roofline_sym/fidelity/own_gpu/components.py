@@ -24,6 +24,7 @@ import numpy as np
 import sympy
 
 from ... import symbols as S
+from ...errors import InputError
 from ...model.formats import element
 from ...model.layer import Linear, linear
 from ...model.recipes import gemm_dims, recipe, tensor_dims
@@ -206,7 +207,7 @@ class Case:
         for name in ("M", "K", "N"):
             value = getattr(self, name)
             if isinstance(value, bool) or not float(value).is_integer() or value <= 0:
-                raise ValueError(f"case {self.component}: {name} must be a positive "
+                raise InputError(f"case {self.component}: {name} must be a positive "
                                  f"integer, not {value!r}")
             object.__setattr__(self, name, int(value))
 
@@ -230,7 +231,7 @@ class Case:
             recipe_name, role, kernel = rest
             key = (recipe_name, "weight" if role == "weight" else "act", kernel)
             if key not in CAST_IMPLS:
-                raise ValueError(f"no implementation of kernel {kernel!r} of {recipe_name} "
+                raise InputError(f"no implementation of kernel {kernel!r} of {recipe_name} "
                                  f"({role}) in components.CAST_IMPLS")
             impl, transposed = CAST_IMPLS[key]
             d0, d1 = (dims[d] for d in tensor_dims("training")[role])

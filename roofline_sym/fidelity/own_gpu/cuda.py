@@ -22,6 +22,7 @@ from functools import partial
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable
 
+from ...errors import UnavailableError
 from .components import Case
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["MeasureError", "torch_env", "CudaEventTimer", "TorchOps"]
 
 
-class MeasureError(RuntimeError):
+class MeasureError(UnavailableError):
     """The harness cannot run here (no torch, no CUDA device, no fp8 GEMM)."""
 
 

@@ -47,6 +47,7 @@ from ... import symbols as S
 from ...devices import Hardware, hardware as lookup_hardware, load_hardware
 from ...devices.toml_io import (TOML_FIELDS, cited_sources, hardware_toml, toml_fields,
                                 write_hardware)
+from ...errors import InputError
 from ...model.layer import Linear
 from ...model.term import roofline_piece_times
 from ...validate import RANGES, unknown_name
@@ -126,7 +127,7 @@ class Calibration:
         with its ``[sources]`` and per-field sources, so ``to_toml`` can write it again."""
         ds = load_hardware(path)  # validates, with errors naming the file
         if len(ds) != 1:
-            raise ValueError(f"{path}: expected one calibrated entry, found "
+            raise InputError(f"{path}: expected one calibrated entry, found "
                              f"{len(ds)} ({', '.join(ds.names())})")
         keys, entry_sources = cited_sources(path)
         return cls.of(ds.entries[0], base, sources=keys, entry_sources=entry_sources[0],
@@ -183,9 +184,9 @@ class Calibration:
         True
         """
         if model.hardware is not None:
-            raise ValueError("Calibration.evaluate needs an unbound model (no .on(hw))")
+            raise InputError("Calibration.evaluate needs an unbound model (no .on(hw))")
         if self.fixed_s and model.options.efficiency != "size":
-            raise ValueError("a size-dependent calibration prices GEMMs with their fixed "
+            raise InputError("a size-dependent calibration prices GEMMs with their fixed "
                              "times: evaluate a model with efficiency='size'")
         # the size-dependent model's t0 + F / (P eta) is the fit's own form
         return model.on(self.hardware).evaluate(M, K, N)
@@ -407,7 +408,7 @@ def fit(measurements: Measurements | str | os.PathLike[str], base: Hardware | st
     measured = [c for c in GEMM_CLASSES if c in set(classes.tolist())]
     lacking = [d for d in dtypes if not base.supports(d)]
     if lacking:
-        raise ValueError(f"{meas.source}: has {'/'.join(lacking)} GEMM rows, but {base.name} "
+        raise InputError(f"{meas.source}: has {'/'.join(lacking)} GEMM rows, but {base.name} "
                          f"has no {'/'.join(lacking)} peak to fit an efficiency against")
     peaks = {d: float(base.peak_flops[d]) for d in dtypes}
     bw = float(base.mem_bw)
@@ -445,7 +446,7 @@ def fit(measurements: Measurements | str | os.PathLike[str], base: Hardware | st
         if counts[n] == 0:
             kept = hardware_values(base).get(n)
             if kept is None:
-                raise ValueError(f"{meas.source}: no row is in the regime of {n}, and "
+                raise InputError(f"{meas.source}: no row is in the regime of {n}, and "
                                  f"{base.name} has no value for it to keep")
             fitted[n] = kept
             notes.append(f"{n}: no measured row is in its regime; kept {base.name}'s {kept:g}")
@@ -525,7 +526,7 @@ def _fitted_calibration(meas: Measurements, base: Hardware, fitted: dict[str, fl
             kernel_fixed_s={k: 0.0 for k in S.KERNEL_KINDS},
             scaling_efficiency={}, sources=hw_sources, notes=tuple(notes), dataset="calibrated")
     except ValueError as exc:
-        raise ValueError(f"{meas.source}: the fitted values are not a valid hardware entry: "
+        raise InputError(f"{meas.source}: the fitted values are not a valid hardware entry: "
                          f"{exc}") from None
     return Calibration(hw, base, values, fixed_s, meas.source, len(meas), rms, tuple(notes),
                        sources)
@@ -537,12 +538,12 @@ def resolve_hardware(hw: Hardware | str | None, meas: Measurements | None = None
         return hw
     if hw is None:
         if meas is None or not meas.device:
-            raise ValueError("no hardware given and the measurements name no GPU; "
+            raise InputError("no hardware given and the measurements name no GPU; "
                              "pass hardware=, e.g. 'h200'")
         try:
             return lookup_hardware(meas.device)
         except LookupError:
-            raise ValueError(f"{meas.source}: GPU {meas.gpu!r} is not in the default dataset; "
+            raise InputError(f"{meas.source}: GPU {meas.gpu!r} is not in the default dataset; "
                              "pass hardware=, e.g. 'h200'") from None
     return lookup_hardware(hw)
 
@@ -570,7 +571,7 @@ def synthesize(hardware: Hardware | str, cases: Any = None,
     values = hardware_values(hw)
     unknown = set(truth or {}) - set(values)
     if unknown:
-        raise ValueError(f"unknown hardware value(s) {sorted(unknown)}; {hw.name} has "
+        raise InputError(f"unknown hardware value(s) {sorted(unknown)}; {hw.name} has "
                          f"{sorted(values)}")
     values.update(truth or {})
     fixed_s = dict(fixed_s or {})

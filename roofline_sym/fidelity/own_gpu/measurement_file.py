@@ -27,6 +27,7 @@ from typing import Any, Iterable, Mapping, TextIO, cast
 import numpy as np
 
 from ...datafile import CsvWriter, Delimited, read_text, where
+from ...errors import InputError
 from ...numeric.columnar import row_indices
 from ...validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, check_size, has_control,
                         label as file_label, parse_number, show)
@@ -261,7 +262,7 @@ def parse_csv(text: str, source: str = "<memory>") -> Measurements:
     cases, times, numbers = [], [], []
     for number, row in table.records():
         if "schema" in row and row["schema"] != str(SCHEMA):
-            raise ValueError(f"{where(shown, number, 'schema')}: {row['schema']!r} is not a "
+            raise InputError(f"{where(shown, number, 'schema')}: {row['schema']!r} is not a "
                              f"supported schema (this roofline_sym reads schema {SCHEMA})")
         check_component(row["component"], where=f"{where(shown, number, 'component')}: ")
         for c, rule in NUMERIC_COLUMNS.items():
@@ -270,7 +271,7 @@ def parse_csv(text: str, source: str = "<memory>") -> Measurements:
                              positive=rule.positive, limit=rule.limit, kind=rule.kind)
         for c in ("gpu", "shape", "shape_set", "torch", "cuda"):
             if has_control(row.get(c, "")):
-                raise ValueError(f"{where(shown, number, c)}: {show(row[c])} contains control "
+                raise InputError(f"{where(shown, number, c)}: {show(row[c])} contains control "
                                  "characters")
         cases.append(Case(row["component"], int(float(row["M"])), int(float(row["K"])),
                           int(float(row["N"])), row.get("shape", ""), row.get("shape_set", "")))
@@ -279,6 +280,6 @@ def parse_csv(text: str, source: str = "<memory>") -> Measurements:
         for h in header:
             columns[h].append(row[h])
     if not cases:
-        raise ValueError(f"{shown}: no measurement rows after the header")
+        raise InputError(f"{shown}: no measurement rows after the header")
     return Measurements(tuple(cases), np.array(times), {k: tuple(v) for k, v in columns.items()},
                         tuple(table.comments), source, tuple(numbers))

@@ -22,6 +22,7 @@ import numpy as np
 
 from ...devices import Hardware
 from ...devices import implementations as impls
+from ...errors import InputError
 from ...numeric.table import Table
 from . import gpu_fits as calibrations
 from .gemm_kernels import GemmRows, gemm_rows
@@ -150,7 +151,7 @@ def leave_one_source_out(table: SpeedupTable | None = None, kernels: GemmRows | 
         chosen = set(sources)
         unknown = chosen - set(wanted)
         if unknown:
-            raise ValueError(f"no scored rows for source(s) {sorted(unknown)}")
+            raise InputError(f"no scored rows for source(s) {sorted(unknown)}")
         wanted = [s for s in wanted if s in chosen]
     parts: list[tuple[SpeedupTable, np.ndarray, bool, list[RowClass]]] = []
     for source in wanted:

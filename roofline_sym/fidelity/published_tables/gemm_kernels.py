@@ -24,6 +24,7 @@ import numpy as np
 
 from ...datafile import Delimited, read_text, where
 from ...devices.implementations import check_implementation
+from ...errors import InputError
 from ...numeric.columnar import Columns
 from ...validate import label
 from .speedup_table import kernels_path
@@ -126,10 +127,10 @@ def gemm_rows(path: str | Path | None = None) -> GemmRows:
             m, k, n = (int(v) for v in shape)
             rate = float(tflops) * 1e12
         except ValueError:
-            raise ValueError(f"{at}: M, K, N must be integers and achieved_tflops a "
+            raise InputError(f"{at}: M, K, N must be integers and achieved_tflops a "
                              "number") from None
         if not (m > 0 and k > 0 and n > 0 and math.isfinite(rate) and rate > 0):
-            raise ValueError(f"{at}: shape and throughput must be positive")
+            raise InputError(f"{at}: shape and throughput must be positive")
         dtype, family, grouped, impl = classify(row.get("dtype", ""), row.get("kernel", ""))
         fast = dtype == "bf16" or _SLOW_ACCUMULATION not in row.get("notes", "").casefold()
         if not fast and family != "tensorwise":

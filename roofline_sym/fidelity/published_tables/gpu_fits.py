@@ -28,6 +28,7 @@ from ...devices import Hardware, hardware, list_hardware
 from ...devices.toml_io import parse, tomllib
 from ...devices import implementations as impls
 from ...devices.entry import fixed_time_prior
+from ...errors import InputError
 from .gemm_kernels import GemmRows, gemm_rows
 from .joint_fit import FIXED_LIMIT, RATE_LIMIT, SpeedupFit, fit_speedups
 from .speedup_table import SpeedupTable, published
@@ -287,7 +288,7 @@ def transfer(fitted: Hardware, target: Hardware, same_generation: bool) -> dict[
     """
     out: dict[str, float] = {}
     if fitted.mem_efficiency is None:  # a calibrated entry has one
-        raise ValueError(f"{fitted.name} has no mem_efficiency to carry over")
+        raise InputError(f"{fitted.name} has no mem_efficiency to carry over")
     f_mem = float(fitted.mem_efficiency)
     t_mem = float(target.mem_efficiency or fitted.mem_efficiency)
     for kind, value in fitted.kernel_efficiency.items():
@@ -590,5 +591,5 @@ def _set_line(block: str, name: str, value: str, after: str) -> str:
     anchor = re.compile(rf"(?m)^{re.escape(after)} = .*$")
     m = anchor.search(block)
     if m is None:
-        raise ValueError(f"no {after!r} line to put {name!r} after")
+        raise InputError(f"no {after!r} line to put {name!r} after")
     return block[:m.end()] + "\n" + line + block[m.end():]

@@ -31,6 +31,7 @@ import numpy as np
 
 from ...datafile import CsvWriter, Delimited, read_text, where
 from ...devices import Hardware
+from ...errors import InputError
 from ...model.layer import Linear
 from ...devices import implementations as impls
 from . import gpu_fits as calibrations
@@ -118,7 +119,7 @@ def read_residuals(path: str | Path | None = None) -> list[tuple[dict[str, str],
         try:  # a log: any sign; NaN where the row had no prediction
             r = float(row["log_residual"])
         except ValueError:
-            raise ValueError(f"{where(table.source, line, 'log_residual')}: "
+            raise InputError(f"{where(table.source, line, 'log_residual')}: "
                              f"{show(row['log_residual'])} is not a number") from None
         c = RowClass(row["generation"], row["workload"], row["gpu_calibrated"] == "1",
                      row["impl_calibrated"] == "1", row["mode"], row["family"])
@@ -144,7 +145,7 @@ def band(classes: Sequence[RowClass], interval: float, path: str | None = None
     ``interval`` (in (0, 1)), from the residuals of the class's pool."""
     if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not (
             0 < float(interval) < 1):
-        raise ValueError(f"interval must be a probability in (0, 1), such as 0.8, "
+        raise InputError(f"interval must be a probability in (0, 1), such as 0.8, "
                          f"not {interval!r}")
     pools = _pools(path)
     lo, hi = np.empty(len(classes)), np.empty(len(classes))
@@ -171,7 +172,7 @@ def write_residuals(rows: Iterable[dict[str, Any]], path: str | Path | None = No
 def model_class(model: Linear) -> RowClass:
     """The interval class of a bound model's predictions."""
     if model.hardware is None:
-        raise ValueError("an interval needs a GPU: bind the model with .on(gpu)")
+        raise InputError("an interval needs a GPU: bind the model with .on(gpu)")
     return row_class(model.hardware, model.workload.name, model.options.implementation,
                      model.recipe.family("output"), model.mode)
 
@@ -215,7 +216,7 @@ def breakeven_range(model: Linear, interval: float = 0.8, K: float | None = None
     True
     """
     if (K is None) != (N is None):
-        raise ValueError("give both K and N (M* at fixed K, N), or neither (the cube)")
+        raise InputError("give both K and N (M* at fixed K, N), or neither (the cube)")
     f_lo, f_hi = speedup_band(model, interval)
     # the measured speedup lies in [f_lo s, f_hi s]: it reaches 1 once s reaches 1 / f_hi
     # (the optimistic edge) and, at the latest, once s reaches 1 / f_lo

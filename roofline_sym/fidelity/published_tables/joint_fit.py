@@ -31,6 +31,7 @@ from ... import symbols as S
 from ...devices import Hardware, hardware
 from ...devices import implementations as impls
 from ...devices.entry import fixed_time_prior
+from ...errors import InputError
 from ...model.formats import element
 from ...model.gemm import Gemm
 from ...model.layer import Linear
@@ -94,7 +95,7 @@ def _bounds(name: str) -> tuple[float, float]:
     for prefix, bounds in BOUNDS.items():
         if name.startswith(prefix):
             return bounds
-    raise ValueError(f"{name!r} cannot be fitted to speedups: fit efficiencies (eta_*), "
+    raise InputError(f"{name!r} cannot be fitted to speedups: fit efficiencies (eta_*), "
                      "scaling factors (kappa_*), fixed times (t0_*), t_launch or "
                      "implementation profiles (rate.<impl>.<family>, fixed.<impl>.<family>, "
                      "cast.<impl>.<family>)")
@@ -312,12 +313,12 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
         raise ImportError("fit_speedups needs scipy: pip install 'roofline-sym[fit]'") from None
     table = read(table)
     if len(table) == 0 and (kernels is None or len(kernels) == 0):
-        raise ValueError("no rows to fit")
+        raise InputError("no rows to fit")
     if not predictable(table).all() or np.isnan(table.measured).any():
-        raise ValueError("fit to single-shape rows with a measured speedup only")
+        raise InputError("fit to single-shape rows with a measured speedup only")
     free = list(dict.fromkeys(free))
     if not free:
-        raise ValueError("name at least one hardware number to fit")
+        raise InputError("name at least one hardware number to fit")
     base_hw = base if isinstance(base, Hardware) else hardware(base)
     groups = _groups(table, preset)
     values = {str(k): float(v) for k, v in base_hw.parameters.items()}

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import InputError
 from .intervals import band, table_classes
 from .rows import predict
 from .speedup_table import read
@@ -43,7 +44,7 @@ def predict_speedups(path_or_table: Any, preset: str = "default", *,
     if interval is not None:
         band([], interval)  # a probability in (0, 1), before any work
         if preset != "default":
-            raise ValueError("prediction intervals come from the default model's "
+            raise InputError("prediction intervals come from the default model's "
                              "cross-validation: use preset='default'")
     speedup = predict(path_or_table, preset, unsupported=unsupported)
     if interval is None:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ...devices import Hardware, UnknownHardwareError, hardware
+from ...errors import InputError
 from ...model.layer import Linear, linear
 from ...model.presets import PRESETS
 from ...model.recipes import list_recipes
@@ -46,7 +47,7 @@ _RECIPES = {("tensorwise_delayed", "training"): "delayed"}
 _WHOLE_MODEL = ("e2e-", "moe-layer", "toy-")
 
 
-class UnsupportedRowError(ValueError):
+class UnsupportedRowError(InputError):
     """A row the model cannot predict (a whole-model workload, a missing shape)."""
 
 
@@ -103,15 +104,15 @@ def row_model(table: SpeedupTable, i: int, preset: str = "default") -> Linear:
                 "training", "inference"):
             raise unknown_name(f"{mode} recipe", recipe, list_recipes(mode),
                                where=f"{table.where(i, 'recipe')}: ") from None
-        raise ValueError(f"{where}: {exc}") from None
+        raise InputError(f"{where}: {exc}") from None
     try:
         gpu = row_gpu(str(table.gpu[i]), PRESETS[preset].dataset)
     except UnknownHardwareError as exc:
-        raise ValueError(f"{table.where(i, 'gpu')}: {exc}") from None
+        raise InputError(f"{table.where(i, 'gpu')}: {exc}") from None
     try:
         return _bound(model, gpu)
     except ValueError as exc:
-        raise ValueError(f"{where}: {exc}") from None
+        raise InputError(f"{where}: {exc}") from None
 
 
 def unbound_row_model(table: SpeedupTable, i: int, preset: str = "default") -> Linear:
@@ -119,7 +120,7 @@ def unbound_row_model(table: SpeedupTable, i: int, preset: str = "default") -> L
     to bind to a refitted entry."""
     unbound = row_model(table, i, preset).unbound
     if unbound is None:  # .on() keeps the model it binds
-        raise ValueError(f"{table.where(i)}: the bound model has lost its unbound model")
+        raise InputError(f"{table.where(i)}: the bound model has lost its unbound model")
     return unbound
 
 
@@ -144,9 +145,9 @@ def predict(table: Any, preset: str = "default", *, unsupported: str = "raise") 
     (whole-model workloads, blank shapes) NaN instead of raising.
     """
     if unsupported not in ("raise", "nan"):
-        raise ValueError(f"unsupported must be 'raise' or 'nan', not {unsupported!r}")
+        raise InputError(f"unsupported must be 'raise' or 'nan', not {unsupported!r}")
     if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
+        raise InputError(f"unknown preset {preset!r}; valid: {', '.join(PRESETS)}")
     table = read(table)
     out = np.full(len(table), np.nan)
     groups: dict[int, tuple[Linear, list[int]]] = {}  # by bound model

@@ -39,6 +39,7 @@ import numpy as np
 from ...datafile import Delimited, read_text, where
 from ...devices.implementations import check_implementation
 from ...devices.timers import check_timer
+from ...errors import InputError, InputTypeError
 from ...numeric.columnar import Columns
 from ...validate import SHAPE_MAX, label, parse_number
 
@@ -132,14 +133,14 @@ def read(table: Any) -> SpeedupTable:
         columns = {k: list(v) for k, v in table.items()}
         lengths = {len(v) for v in columns.values()}
         if len(lengths) > 1:
-            raise ValueError(f"speedup table columns differ in length: {sorted(lengths)}")
+            raise InputError(f"speedup table columns differ in length: {sorted(lengths)}")
         n = lengths.pop() if lengths else 0
         return _from_rows([{k: v[i] for k, v in columns.items()} for i in range(n)],
                           "<columns>")
     if isinstance(table, Iterable):
         return _from_rows(list(table), "<rows>")
-    raise TypeError(f"a speedup table is a path, a SpeedupTable, a DataFrame or rows, "
-                    f"not {type(table).__name__}")
+    raise InputTypeError(f"a speedup table is a path, a SpeedupTable, a DataFrame or rows, "
+                         f"not {type(table).__name__}")
 
 
 def _parse(text: str, source: str) -> SpeedupTable:
@@ -165,19 +166,19 @@ def _from_rows(rows: list[Any], source: str, lines: list[int] | None = None,
                                   (rows[0].keys() if rows else ()))]
     missing = [c for c in REQUIRED + _SHAPES if c not in header]
     if missing:
-        raise ValueError(f"{source}: missing column(s) {', '.join(map(repr, missing))}; "
+        raise InputError(f"{source}: missing column(s) {', '.join(map(repr, missing))}; "
                          f"a speedup table has {', '.join(COLUMNS)}")
     if not rows:
-        raise ValueError(f"{source}: no rows")
+        raise InputError(f"{source}: no rows")
     lines = lines or [i + 2 for i in range(len(rows))]
     cols: dict[str, list[Any]] = {name: [] for name in COLUMN_ARRAYS}
     for row, line in zip(rows, lines):
         if not isinstance(row, Mapping):
-            raise TypeError(f"{source}: row {line - 1} is not a mapping of column to value")
+            raise InputTypeError(f"{source}: row {line - 1} is not a mapping of column to value")
         row = {str(k).strip(): _cell(v) for k, v in row.items()}
         for name in REQUIRED:
             if not row.get(name):
-                raise ValueError(f"{where(source, line, name)}: empty")
+                raise InputError(f"{where(source, line, name)}: empty")
         for name in ("source_id", "gpu", "recipe", "mode", "workload", "notes"):
             cols[name].append(row.get(name, ""))
         shapes = [row.get(s, "") for s in _SHAPES]  # blank: not a single-shape row
@@ -188,7 +189,7 @@ def _from_rows(rows: list[Any], source: str, lines: list[int] | None = None,
         value = parse_number(measured, where(source, line, "measured_speedup")) if measured \
             else math.nan
         if measured and not SPEEDUP_RANGE[0] <= value <= SPEEDUP_RANGE[1]:
-            raise ValueError(f"{where(source, line, 'measured_speedup')}: {measured!r} is outside "
+            raise InputError(f"{where(source, line, 'measured_speedup')}: {measured!r} is outside "
                              f"{SPEEDUP_RANGE[0]:g}..{SPEEDUP_RANGE[1]:g}")
         cols["measured"].append(value)
         groups = row.get("groups", "")

@@ -26,6 +26,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ...datafile import CsvWriter, Delimited, read_text
+from ...errors import InputError
 from ...numeric.table import Table
 from ...validate import label
 from .cross_validation import CrossValidation, assemble, fits_reading, scored_rows
@@ -57,13 +58,13 @@ def stored_cross_validation(path: str | Path | None = None) -> CrossValidation:
         if len(mine) != len(rows) or any(
                 r["source_id"] != source or r["gpu"] != str(g)
                 for (r, _, _), g in zip(mine, rows.gpu)):
-            raise ValueError(f"{file.name} does not match the scored rows of source {source!r}"
+            raise InputError(f"{file.name} does not match the scored rows of source {source!r}"
                              ": rerun benchmarks/bench_fidelity.py --write")
         predicted = rows.measured * np.exp([r for _, _, r in mine])
         classes = [c for _, c, _ in mine]
         parts.append((rows, predicted, bool(fits_reading(source, full, kernels)), classes))
     if at != len(stored):
-        raise ValueError(f"{file.name} has {len(stored) - at} rows beyond the scored rows: "
+        raise InputError(f"{file.name} has {len(stored) - at} rows beyond the scored rows: "
                          "rerun benchmarks/bench_fidelity.py --write")
     return assemble(parts)
 
@@ -153,11 +154,11 @@ def stored_heldout(splits: Sequence[Split] = SPLITS, path: str | Path | None = N
         mine = [r for r in stored if r["split"] == split.name]
         if len(mine) != len(test) or any(r["source_id"] != str(s) or r["gpu"] != str(g)
                                          for r, s, g in zip(mine, test.source_id, test.gpu)):
-            raise ValueError(f"{file.name} does not hold the rows split {split.name!r} holds "
+            raise InputError(f"{file.name} does not hold the rows split {split.name!r} holds "
                              "out: rerun benchmarks/bench_fidelity.py --write")
         predicted = test.measured * np.exp([float(r["log_residual"]) for r in mine])
         out.append((split, errors(predicted, test.measured)))
     unknown = {r["split"] for r in stored} - {s.name for s in splits}
     if unknown and splits is SPLITS:
-        raise ValueError(f"{file.name} holds splits that are not defined: {sorted(unknown)}")
+        raise InputError(f"{file.name} holds splits that are not defined: {sorted(unknown)}")
     return out
