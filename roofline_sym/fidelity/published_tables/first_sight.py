@@ -32,6 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...datafile import CsvWriter, Delimited, read_text, where
+from ...errors import InputError
 from ...validate import label, parse_number
 from .joint_fit import errors
 from .rows import predict, predictable
@@ -84,13 +85,16 @@ def score_first_sight(rows: Any, *, date: str | None = None, model_commit: str =
     table = read(rows)
     sources = sorted(set(str(s) for s in table.source_id))
     if len(sources) != 1 or not sources[0]:
-        raise ValueError(f"{table.source}: a first-sight score is of one source, "
+        raise InputError(f"{table.source}: a first-sight score is of one source, "
                          f"not {sources}")
     for i in np.flatnonzero(~predictable(table) | ~np.isfinite(table.measured)):
-        raise ValueError(f"{table.where(int(i))}: a first-sight row needs a single shape and a "
+        raise InputError(f"{table.where(int(i))}: a first-sight row needs a single shape and a "
                          "measured speedup")
     day = date or datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-    datetime.date.fromisoformat(day)  # an ISO date, or ValueError
+    try:
+        datetime.date.fromisoformat(day)
+    except ValueError:
+        raise InputError(f"date {label(day)}: not an ISO date (YYYY-MM-DD)") from None
     predicted = predict(table)
     e = errors(predicted, table.measured)
     record = {"source": sources[0], "date": day, **{k: e[k] for k in _FIGURES},
@@ -130,7 +134,7 @@ def read_first_sight(path: str | Path | None = None) -> list[dict[str, Any]]:
         try:
             datetime.date.fromisoformat(row["date"])
         except ValueError:
-            raise ValueError(f"{where(source, line, 'date')}: {row['date']!r} is not an "
+            raise InputError(f"{where(source, line, 'date')}: {row['date']!r} is not an "
                              "ISO date") from None
         out.append(rec)
     return out
@@ -184,9 +188,9 @@ def append_first_sight(seen: FirstSight, record: str | Path | None = None,
     if rows_file.exists():
         read_first_sight_rows(rows_file)  # the stored rows are well formed
     if any(r["source"] == source for r in recorded):
-        raise ValueError(f"{record_file.name}: {source!r} was already scored at first sight")
+        raise InputError(f"{record_file.name}: {source!r} was already scored at first sight")
     if check_unused and source in set(published().source_id):
-        raise ValueError(f"{source!r} is already in the published speedups: its first sight "
+        raise InputError(f"{source!r} is already in the published speedups: its first sight "
                          "has passed")
     rec = dict(seen.record)
     for k in ("median", "p90"):
