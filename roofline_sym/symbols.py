@@ -203,7 +203,7 @@ def attention_efficiency(direction: str) -> sympy.Symbol:
     eta_attn_backward
     """
     if direction not in ATTENTION_PASSES:
-        raise ValueError(f"unknown attention pass {direction!r}; known: "
+        raise InputError(f"unknown attention pass {direction!r}; known: "
                          f"{', '.join(ATTENTION_PASSES)}")
     return _make(f"eta_attn_{direction}", rf"\eta_{{\mathrm{{attn,{direction[:3]}}}}}")
 
@@ -211,7 +211,7 @@ def attention_efficiency(direction: str) -> sympy.Symbol:
 def link_bandwidth(scope: str) -> sympy.Symbol:
     """Per-GPU bandwidth of a link, one direction, bytes/s (``BW_scale_up``)."""
     if scope not in LINK_SCOPES:
-        raise ValueError(f"unknown link scope {scope!r}; known: {', '.join(LINK_SCOPES)}")
+        raise InputError(f"unknown link scope {scope!r}; known: {', '.join(LINK_SCOPES)}")
     return _make(f"BW_{scope}", rf"\mathrm{{BW}}_{{\mathrm{{{scope.replace('_', '-')}}}}}")
 
 
@@ -219,7 +219,7 @@ def link_efficiency(scope: str) -> sympy.Symbol:
     """Achievable fraction of ``link_bandwidth(scope)`` as a collective's bus
     bandwidth (nccl-tests' busbw; ``eta_scale_up``)."""
     if scope not in LINK_SCOPES:
-        raise ValueError(f"unknown link scope {scope!r}; known: {', '.join(LINK_SCOPES)}")
+        raise InputError(f"unknown link scope {scope!r}; known: {', '.join(LINK_SCOPES)}")
     return _make(f"eta_{scope}", rf"\eta_{{\mathrm{{{scope.replace('_', '-')}}}}}")
 
 

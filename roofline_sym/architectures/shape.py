@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
+from ..errors import InputError
+
 __all__ = ["MoE", "MLA", "LinearShape", "Architecture", "MLP_KINDS", "NORMS", "PARTS",
            "ATTENTION_BIAS", "LIMITS", "ArchitectureError"]
 
@@ -39,7 +41,7 @@ LIMITS = {
 }
 
 
-class ArchitectureError(ValueError):
+class ArchitectureError(InputError):
     """An architecture that cannot be: a size out of range, heads that do not divide."""
 
 

@@ -445,7 +445,7 @@ def _check(kind: str, raw: Mapping[str, Any]) -> dict[str, float]:
             _values(raw[d], d)
         return {}
     if "layer_names" in raw and "architecture" not in raw:
-        raise ValueError("field 'layer_names': names the modules of an architecture; "
+        raise InputError("field 'layer_names': names the modules of an architecture; "
                          "give 'architecture' too")
     if "architecture" in raw:
         _check_architecture(raw)
@@ -501,21 +501,21 @@ def _check_architecture(raw: Mapping[str, Any]) -> None:
     (its module names -> the set's names, in the set's order)."""
     name = raw["architecture"]
     if not isinstance(name, str):
-        raise ValueError(f"field 'architecture': expected a built-in architecture's name, "
+        raise InputError(f"field 'architecture': expected a built-in architecture's name, "
                          f"got {show(name)}")
     if "layers" in raw or "blocks" in raw:
-        raise ValueError("field 'architecture': the layers come from the architecture; "
+        raise InputError("field 'architecture': the layers come from the architecture; "
                          "give no 'layers' or 'blocks'")
     modules = [s.name for s in _linears(find_architecture(name))]
     names = raw.get("layer_names", {})
     if not isinstance(names, dict) or not names and "layer_names" in raw:
-        raise ValueError("field 'layer_names': expected a table of module name = set name")
+        raise InputError("field 'layer_names': expected a table of module name = set name")
     for module, given in names.items():
         if module not in modules:
             raise unknown_name("module", module, modules, where="field 'layer_names': ")
         valid_text(given, f"field 'layer_names', {module}")
     if len(set(names.values())) != len(names):
-        raise ValueError("field 'layer_names': a set name is used twice")
+        raise InputError("field 'layer_names': a set name is used twice")
 
 
 def _linears(arch: Architecture) -> list[Any]:

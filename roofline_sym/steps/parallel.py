@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import InputError
 from ..validate import count, show
 
 __all__ = ["Parallelism", "StepInputError", "DEGREES", "AC_MODES", "STEP_MODES"]
@@ -32,7 +33,7 @@ AC_MODES = ("none", "selective", "full")
 STEP_MODES = ("training", "prefill", "decode")
 
 
-class StepInputError(ValueError):
+class StepInputError(InputError):
     """A step's input that cannot be: a bad degree, size or option, named."""
 
 

@@ -24,6 +24,7 @@ from typing import Any, Mapping
 import sympy
 
 from .. import symbols as S
+from ..errors import InputError
 from ..model.term import Work, roofline_pieces
 from ..model.term_time import roofline_max
 
@@ -49,9 +50,9 @@ class StepTerm:
 
     def __post_init__(self) -> None:
         if self.group not in TERM_GROUPS:
-            raise ValueError(f"term {self.name}: unknown group {self.group!r}")
+            raise InputError(f"term {self.name}: unknown group {self.group!r}")
         if not self.parts or any(not p for p in self.parts):
-            raise ValueError(f"term {self.name}: no pieces")
+            raise InputError(f"term {self.name}: no pieces")
         object.__setattr__(self, "weight", sympy.sympify(self.weight))
 
     @property

@@ -22,6 +22,7 @@ import sympy
 from .. import symbols as S
 from ..devices import Hardware, hardware, implementations
 from ..devices.toml_io import tomllib
+from ..errors import InputError
 from ..validate import show
 
 __all__ = ["System", "system", "GENERATION_FIELDS", "LINK_FIELDS"]
@@ -69,9 +70,9 @@ def _number(table: Mapping[str, Any], key: str, where: str, low: float,
             high: float) -> sympy.Rational:
     value = table.get(key)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"step.toml: {where}: {key} must be a number, not {show(value)}")
+        raise InputError(f"step.toml: {where}: {key} must be a number, not {show(value)}")
     if not low <= value <= high:
-        raise ValueError(f"step.toml: {where}: {key} = {value} outside {low:g}..{high:g}")
+        raise InputError(f"step.toml: {where}: {key} = {value} outside {low:g}..{high:g}")
     return sympy.Rational(repr(value))  # the decimal as written, exactly
 
 
