@@ -290,6 +290,9 @@ RANGES: dict[str, Range] = {
     "rate_factor": Range(0.05, 1.5, "", "a rate factor"),
     # measured times of one kernel or GEMM, in a measurement file
     "time": Range(1e-8, 1e4, "s", "a measured time"),
+    # a whole step's numbers: a link's bandwidth per GPU, a step's fixed time (0: none)
+    "link_rate": Range(1e8, 1e13, "B/s", "a link bandwidth"),
+    "step_time": Range(1e-6, 10.0, "s", "a step's fixed time", zero=True),
 }
 # Hardware fields (as ``Hardware`` names them, a table's entries included) -> kind
 FIELD_KINDS = {
@@ -337,10 +340,10 @@ def field_kind(field: str) -> str | None:
 def symbol_kind(name: str) -> str | None:
     """The kind of a hardware symbol by name (``P_fp8``, ``eta_mem``, ``BW``...)."""
     for prefix, kind in (("P_", "flop_rate"), ("eta_", "fraction"), ("t0_", "fixed_time"),
-                         ("kappa_", "rate_factor")):
+                         ("kappa_", "rate_factor"), ("BW_", "link_rate"), ("phi_", "fraction")):
         if name.startswith(prefix):
             return kind
-    return {"BW": "byte_rate", "t_launch": "seconds"}.get(name)
+    return {"BW": "byte_rate", "t_launch": "seconds", "t_step": "step_time"}.get(name)
 
 
 def plausible(name: str) -> float:

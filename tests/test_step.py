@@ -282,3 +282,52 @@ def test_routed_experts_are_gathered_over_what_expert_parallelism_leaves():
         step = rs.step(MIXTRAL_LIKE, "tensorwise", gpus=8, ep=ep)
         gather = next(t for t in step.terms if t.name == "baseline.comm.fsdp.all_gather")
         assert len(gather.parts) == parts
+
+
+# -- break-even and sensitivity
+
+
+def test_breakeven_along_sequence_length_and_batch(bound):
+    step = bound["h100"]
+    be = rs.breakeven(step, solve_for="S", local_batch=1)
+    (root,) = be.roots.values
+    out = step.compiled.evaluate(np.array([root, 0.5 * root, 2 * root]), 1, 1, {},
+                                 outputs=("baseline_step_s", "lowp_step_s"))
+    base, lowp = out["baseline_step_s"], out["lowp_step_s"]
+    assert base[0] == pytest.approx(lowp[0], rel=1e-12)
+    assert base[1] < lowp[1] and base[2] > lowp[2]  # faster beyond the root only
+    assert be.faster.contains(2 * root) and not be.faster.contains(root / 2)
+    by_batch = rs.breakeven(step, solve_for="B", seq_len=1024)
+    assert by_batch.roots.values and by_batch.fixed == {"seq_len": 1024.0}
+    with pytest.raises(StepInputError, match="bind a GPU"):
+        rs.breakeven(step.unbound, solve_for="S", local_batch=1)
+    with pytest.raises(StepInputError, match="local_batch="):
+        rs.breakeven(step, solve_for="S")
+
+
+def test_sensitivity_is_invariant_to_the_unit_of_time(bound):
+    # every time in the model is work over a rate or a fixed time: multiplying every
+    # rate (peaks, bandwidths) by c and dividing every fixed time by c divides both
+    # step times by c, so the speedup's elasticities to rates and times cancel
+    e = rs.sensitivity(bound["h100"], at=(8192, 2))
+    rates = sum(v for x, v in e.items() if str(x).startswith(("P_", "BW")))
+    times = sum(v for x, v in e.items() if str(x).startswith(("t0_", "t_")))
+    assert rates - times == pytest.approx(0, abs=1e-6)
+    assert e[S.peak_flops("fp8")] > 0 > e[S.peak_flops("bf16")]
+    with pytest.raises(StepInputError, match="at=.seq_len, local_batch."):
+        rs.sensitivity(bound["h100"])
+
+
+def test_latex_names_every_group_and_term():
+    step = rs.step(LLAMA3_8B, "tensorwise", gpus=8, pp=2)
+    tex = rs.latex(step)
+    assert tex.startswith("\\begin{aligned}") and tex == step.latex()
+    # the bubble of 2 stages and 2 micro-batches: (pp - 1) / m = 1/2
+    assert r"\left(1 + \frac{1}{2}\right)" in tex
+    for side in ("bf16", "fp8"):
+        for group in ("linear", "attention", "pointwise", "optimizer", "comm", "fixed"):
+            assert rf"T^{{\mathrm{{{group}}}}}_{{\mathrm{{{side}}}}} &=" in tex
+    # 16 blocks per stage, 2 micro-batches: each block's terms run 32 times per step
+    assert r"32 t^{\mathrm{backward}}_{\mathrm{attention.core},\mathrm{fp8}}" in tex
+    full = step.latex(definitions=True)
+    assert len(full) > len(tex) and r"\mathrm{BW}" in full

@@ -79,12 +79,18 @@ def sensitivity(model: Linear, at: Sequence[Any] | None = None,
     (floats out, exact up to the last rounding) or arrays that broadcast
     (arrays out).  Without ``at``: the symbolic elasticities, expressions
     in M, K, N (and in the hardware symbols when no hardware is given).
+    A whole step (``rs.step``) takes ``at=(seq_len, local_batch)``.
 
     >>> import roofline_sym as rs
     >>> e = sensitivity(rs.linear("rowwise"), hardware="h100", at=(8192, 8192, 8192))
     >>> sorted(e, key=lambda x: (-round(abs(e[x]), 9), str(x)))[:2]
     [P_bf16, eta_bf16]
     """
+    if not isinstance(model, Linear) and hasattr(model, "_sensitivity_"):
+        # a whole step (rs.step): at=(seq_len, local_batch), by central differences
+        target = model if hardware is None else model.on(hardware)
+        found: dict[sympy.Symbol, Any] = target._sensitivity_(at)
+        return found
     if at is None:
         unbound, values = _model_and_values(model, hardware)
         exprs = _elasticities(unbound)

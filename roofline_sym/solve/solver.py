@@ -42,14 +42,24 @@ def breakeven(model: Linear, solve_for: Any = None, along: Any = None, *,
     ``hardware``: bind every hardware value but the solved one.
     ``regime``: solve symbolically in this regime (``{"lowp.cast": "memory",
     "gemm": "compute"}``; keys are term names or dotted prefixes).
+    A whole step (``rs.step``, bound or with ``hardware=``) is solved
+    numerically along ``S`` or ``B``, the other given (``local_batch=1``).
 
     >>> import roofline_sym as rs
     >>> be = rs.breakeven(rs.linear("dynamic", fuse=True, preset="seed"), solve_for="M")
     >>> be.symbolic
     True
     """
+    if not isinstance(model, Linear) and hasattr(model, "_breakeven_"):
+        # a whole step (rs.step): solved numerically along S or B, bound to a GPU
+        if along is not None or regime is not None:
+            raise ValueError("a step's break-even is numeric, along S or B: no along= or "
+                             "regime=")
+        target = model if hardware is None else model.on(hardware)
+        found: BreakEven = target._breakeven_("S" if solve_for is None else solve_for, **values)
+        return found
     if not isinstance(model, Linear):
-        raise InputTypeError(f"breakeven needs a model from rs.linear(), not "
+        raise InputTypeError(f"breakeven needs a model from rs.linear() or rs.step(), not "
                              f"{type(model).__name__} {show(model)}")
     if along is not None and solve_for is not None:
         raise InputError("give either solve_for or along, not both")

@@ -27,6 +27,7 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 import sympy
 
+from .. import renderers
 from .. import symbols as S
 from ..devices import Hardware, hardware, implementations
 from ..evaluation.compiled import BoundTerms, CompiledTerms, Layout, compile_terms
@@ -34,10 +35,12 @@ from ..model.presets import options
 from ..validate import positive_array
 from .parallel import StepInputError
 from .assembly import assemble
+from .break_even import StepBreakEven, step_breakeven, step_sensitivity
 from .linears import layer_models
 from .pieces import LABELS, TERM_GROUPS, StepTerm
 from .spec import StepSpec
 from .systems import System, system
+from .writing import StepPieces
 
 __all__ = ["Step", "STEP_OUTPUTS", "GROUP_NAMES", "SIDES", "step_layout"]
 
@@ -227,6 +230,36 @@ class Step:
         out = self.evaluate(seq_len, local_batch, names, **hardware_values)
         total = float(out[f"{side}_step_s"])
         return {g: float(out[f"{side}_{g}_s"]) / total for g in GROUP_NAMES}
+
+    @property
+    def hardware_values(self) -> dict[sympy.Symbol, sympy.Rational]:
+        """The exact hardware numbers a bound step was bound with (empty: unbound)."""
+        return dict(self._values)
+
+    def _breakeven_(self, solve_for: str = "S", **fixed: Any) -> StepBreakEven:
+        """``rs.breakeven(step, solve_for="S", local_batch=1)`` (``break_even``)."""
+        return step_breakeven(self, solve_for, **fixed)
+
+    def _sensitivity_(self, at: Any) -> dict[sympy.Symbol, float]:
+        """``rs.sensitivity(step, at=(seq_len, local_batch))`` (``break_even``)."""
+        if at is None or isinstance(at, (str, bytes)) or len(at) != 2:
+            raise StepInputError(f"a step's sensitivity is taken at a point, "
+                                 f"at=(seq_len, local_batch), not {at!r}")
+        return step_sensitivity(self, *at)
+
+    # -- display
+    @property
+    def lowp_label(self) -> str:
+        """The dtype the low-precision side is named by (``fp8``, ``fp4``)."""
+        return layer_models(self.spec)[0].lowp_label
+
+    def _latex_pieces_(self, definitions: bool = False) -> StepPieces:
+        return StepPieces(self.terms, self.spec.bubble, self.lowp_label, definitions)
+
+    def latex(self, definitions: bool = False) -> str:
+        """The step as an ``aligned`` block (``writing``); ``definitions``: every
+        term written out too."""
+        return renderers.render(self._latex_pieces_(definitions))
 
     def __repr__(self) -> str:
         bound = f", hardware={self.hardware.name!r}" if self.hardware else ""
