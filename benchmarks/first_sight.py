@@ -27,13 +27,18 @@ from roofline_sym.fidelity.published_tables.speedup_table import published, read
 
 
 def _commit() -> str:
-    """The commit the shipped model is at (blank outside a git checkout)."""
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                             text=True, cwd=Path(fs.__file__).parent, check=True)
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-    return out.stdout.strip()
+    """The main commit the shipped model is at: the checkout's merge base with
+    ``main`` (a branch's own commits change their names when rebased), else
+    its HEAD; blank outside a git checkout."""
+    here = Path(fs.__file__).parent
+    for args in (["merge-base", "HEAD", "main"], ["rev-parse", "HEAD"]):
+        try:
+            out = subprocess.run(["git", *args], capture_output=True, text=True, cwd=here,
+                                 check=True)
+        except (OSError, subprocess.CalledProcessError):
+            continue
+        return out.stdout.strip()[:12]
+    return ""
 
 
 def _line(label: str, e: dict) -> str:

@@ -174,3 +174,24 @@ def test_the_script_scores_new_rows_without_writing(tmp_path, capsys):
     assert script.main([str(table)]) == 1
     assert script.main(["--pooled"]) == 0
     assert "first sight, pooled (the test score)" in capsys.readouterr().out
+
+
+def test_each_record_names_a_commit_this_history_holds():
+    # the model a source was scored with can be checked out again: its commit is
+    # an ancestor of this checkout (blank only for a score made outside a checkout)
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or subprocess.run(
+            ["git", "rev-parse", "--git-dir"], cwd=ROOT, capture_output=True).returncode:
+        pytest.skip("not a git checkout")
+    shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT,
+                             capture_output=True, text=True).stdout.strip()
+    if shallow == "true":
+        pytest.skip("a shallow clone lacks the history")
+    for rec in fs.read_first_sight():
+        commit = rec["model_commit"]
+        assert commit, rec["source"]
+        ancestor = subprocess.run(["git", "merge-base", "--is-ancestor", commit, "HEAD"],
+                                  cwd=ROOT, capture_output=True)
+        assert ancestor.returncode == 0, (rec["source"], commit)
