@@ -6,6 +6,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import roofline_sym as rs
 from roofline_sym.fidelity.published_tables import gpu_fits as calibrations
@@ -515,3 +516,12 @@ def test_a_band_takes_the_recipes_pool_when_it_has_enough_rows(tmp_path):
     # a row whose recipe is not known (blank mode) goes straight to the GPU's pool
     lo, hi = intervals.band([intervals.RowClass("hopper", "gemm", True, True)], 0.8, str(path))
     np.testing.assert_allclose([lo[0], hi[0]], [math.exp(-0.1), math.exp(0.5)])
+
+
+@given(st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=60),
+       st.floats(0.0, 1.0) | st.sampled_from([0.0, 0.05, 0.1, 0.5, 0.9, 0.95, 1.0]))
+def test_sorted_quantile_is_numpys_quantile_to_the_bit(values, q):
+    # the bands read quantiles of sorted residuals without numpy's partition;
+    # the oracle is numpy's own default (linear) quantile of the same array
+    ordered = np.sort(np.array(values))
+    assert intervals.sorted_quantile(ordered, q) == float(np.quantile(ordered, q))
