@@ -159,7 +159,7 @@ class Builder:
             result = self.op("multiply", inner, self.coef.literal(same.pop()))
         else:
             part = self._best_part(fn, flat) or self._first_part(fn, flat, items)
-            rest = flat - Counter(part)
+            rest = _minus(flat, part)
             result = self.op(fn, self.form(fn, part, False), self.form(fn, rest, False))
         self._forms[key] = result
         if size > 1 and isinstance(result, int) and result not in self._form_of:
@@ -186,7 +186,7 @@ class Builder:
             if not all(m in by_key and flat[by_key[m]] >= k for m, k in members):
                 continue
             part = {by_key[m]: k for m, k in members}
-            rest = flat - Counter(part)
+            rest = _minus(flat, part)
             if not rest:
                 continue
             score = (self._cost(fn, part) + self._cost(fn, rest) + 1, -shared)
@@ -319,6 +319,17 @@ class Builder:
         return self.op(fn, *(self._scale(a, k) for a in args))
 
 
+def _minus(flat: Mapping[int | str, int], part: Mapping[int | str, int]) -> dict[int | str, int]:
+    """``flat - part`` as ``Counter`` subtracts (positive counts only, in
+    ``flat``'s order), without building a ``Counter`` for ``part``: compiling
+    asks this for every planned form it tries.
+
+    >>> _minus({"M": 2, "K": 1}, {"M": 1, "K": 1})
+    {'M': 1}
+    """
+    return {o: n - part.get(o, 0) for o, n in flat.items() if n > part.get(o, 0)}
+
+
 def with_common_parts(planned: Planned) -> Planned:
     """The planned forms and what any two of them have in common (two operands
     or more): ``Max(A, B1, L)`` and ``Max(A, B2, L)`` share ``Max(A, L)``; each
@@ -328,7 +339,8 @@ def with_common_parts(planned: Planned) -> Planned:
         counts = [Counter(dict(members)) for members in forms]
         common = [a & b for i, a in enumerate(counts) for b in counts[i + 1:]]
         candidates = {frozenset(c.items()): c for c in counts + common if sum(c.values()) > 1}
-        out[fn] = {members: sum(1 for f in counts if not c - f)
+        # c within f: no operand more often in c (c - f empty, without making it)
+        out[fn] = {members: sum(1 for f in counts if all(f[m] >= k for m, k in c.items()))
                    for members, c in candidates.items()}
     return out
 
