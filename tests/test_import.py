@@ -1,8 +1,10 @@
-"""The core import stays light: no torch, and little beyond sympy + numpy."""
+"""The core import stays light: no torch, and little beyond sympy + numpy (the
+package loads its names on first use: ``exports.lazy``)."""
 
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -30,7 +32,7 @@ def test_building_a_model_loads_no_torch():
     assert _run(code) == "False"
 
 
-def test_import_cost_at_most_1_3x_sympy_numpy():
+def test_import_cost_at_most_1_25x_sympy_numpy():
     # one process: time sympy+numpy, then the extra cost of roofline_sym on top;
     # with bytecode written (the first run) and read (the best of the others), as
     # an installed package has it: compiling sources is not work an import does
@@ -40,7 +42,24 @@ def test_import_cost_at_most_1_3x_sympy_numpy():
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     ratios = [float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                                    text=True, check=True).stdout) for _ in range(3)]
-    assert min(ratios) <= 1.3, ratios
+    assert min(ratios) <= 1.25, ratios
+
+
+def test_import_builds_nothing_and_loads_names_on_first_use():
+    # the package's own modules after `import roofline_sym`: the symbols, the
+    # lazy-name machinery and the LaTeX writers' table, nothing of a layer
+    code = ("import sys, roofline_sym as rs; print(' '.join(sorted(m for m in sys.modules "
+            "if m.startswith('roofline_sym.'))))")
+    loaded = _run(code).split()
+    assert {"roofline_sym.symbols", "roofline_sym.exports"} <= set(loaded)
+    packages = [p.parent.name for p in Path(__file__).parents[1].glob("roofline_sym/*/__init__.py")]
+    assert "model" in packages and not [m for m in loaded if m.split(".")[1] in packages]
+    # a name loads its module; a model's LaTeX finds the output layer's writers,
+    # which nothing imported before
+    code = ("import sys, roofline_sym as rs; m = rs.linear('tensorwise'); "
+            "print('roofline_sym.output.blocks' in sys.modules, m.latex()[:15], "
+            "'roofline_sym.output.blocks' in sys.modules, rs.devices.__name__)")
+    assert _run(code) == "False \\begin{aligned} True roofline_sym.devices"
 
 
 @pytest.mark.parametrize("name", ["M", "K", "N"])
