@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .published_tables.scorecard import report as published_report
     from .published_tables.speedup_table import SpeedupTable, published
     from .published_tables.speedup_table import read as read_speedups
+    from .published_tables.step_table import read_steps
     from .published_tables.stored_residuals import stored_cross_validation
 
 # every name's module and its name there, loaded on first access: a module
@@ -46,13 +47,14 @@ _WHERE = {
     "published": "published_tables.speedup_table",
     "read_speedups": "published_tables.speedup_table",
     "stored_cross_validation": "published_tables.stored_residuals",
+    "read_steps": "published_tables.step_table",
 }
 _RENAMED = {"published_report": "report", "read_speedups": "read"}
 
 __all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components",
            "predict_speedups", "published", "published_report", "heldout", "SpeedupTable",
            "read_speedups", "leave_one_source_out", "breakeven_range", "speedup_band",
-           "fit_speedups", "stored_cross_validation"]
+           "fit_speedups", "stored_cross_validation", "read_steps"]
 
 
 _PIPELINES = ("own_gpu", "published_tables")
