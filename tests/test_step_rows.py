@@ -71,7 +71,7 @@ def test_a_config_json_relative_to_the_table(tmp_path):
     ({"model": "llama3-7b"}, "model", "unknown architecture 'llama3-7b' \\(did you mean"),
     ({"gpu": "h10"}, "gpu", "unknown hardware 'h10' \\(did you mean"),
     ({"implementation": "cublass"}, "implementation", "cublas"),
-    ({"timer": "evnts"}, "timer", "events"),
+    ({"timer": "throughput/s"}, "timer", "did you mean 'throughput'"),
 ])
 def test_bad_cells_are_named(tmp_path, change, column, message):
     path = _csv(tmp_path, ROW, {**ROW, **change})
@@ -102,6 +102,12 @@ def test_the_header_is_exactly_the_schema(tmp_path):
         read_steps(_csv(tmp_path))
     with pytest.raises(ValueError, match="cannot read step table"):
         read_steps(tmp_path / "absent.csv")
+
+
+def test_the_published_table_reads_whole():
+    rows = read_steps(rs.fidelity.published_tables.step_table.published_steps_path())
+    assert len(rows) >= 40 and {r.mode for r in rows} == {"training", "prefill", "decode"}
+    assert any(r.model.name == "qwen2.5-0.5b" for r in rows)  # a config.json beside it
 
 
 def test_rows_in_memory():

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .published_tables.scorecard import report as published_report
     from .published_tables.speedup_table import SpeedupTable, published
     from .published_tables.speedup_table import read as read_speedups
+    from .published_tables.step_prediction import predict_steps
     from .published_tables.step_table import read_steps
     from .published_tables.stored_residuals import stored_cross_validation
 
@@ -48,13 +49,14 @@ _WHERE = {
     "read_speedups": "published_tables.speedup_table",
     "stored_cross_validation": "published_tables.stored_residuals",
     "read_steps": "published_tables.step_table",
+    "predict_steps": "published_tables.step_prediction",
 }
 _RENAMED = {"published_report": "report", "read_speedups": "read"}
 
 __all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components",
            "predict_speedups", "published", "published_report", "heldout", "SpeedupTable",
            "read_speedups", "leave_one_source_out", "breakeven_range", "speedup_band",
-           "fit_speedups", "stored_cross_validation", "read_steps"]
+           "fit_speedups", "stored_cross_validation", "read_steps", "predict_steps"]
 
 
 _PIPELINES = ("own_gpu", "published_tables")

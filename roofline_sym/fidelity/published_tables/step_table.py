@@ -12,7 +12,8 @@ table's folder; the parallel degrees are torchtitan's (whole numbers, blank
 means 1, ``dp_shard x dp_replicate x tp x pp x cp = gpus``; ``ep`` divides
 ``dp_shard x cp``, for a mixture of experts only); ``compile`` and
 ``fp8_all_gather`` are ``yes`` or ``no`` (blank: no); ``ac`` is ``none``,
-``selective`` or ``full`` (blank: none).  ``measured_speedup`` is never read
+``selective`` or ``full`` (blank: none); ``timer`` is ``throughput`` (tokens
+per second of a run) or ``serving`` (a serving benchmark), blank if not said.  ``measured_speedup`` is never read
 here: a table to predict may leave it blank.  Every cell is checked; an error
 names the file, the line and the column, with close matches for a name.
 
@@ -29,18 +30,20 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ...architectures import Architecture, architecture
 from ...datafile import Delimited, read_text, where
 from ...devices import UnknownHardwareError
 from ...devices.implementations import check_implementation
-from ...devices.timers import check_timer
 from ...model.recipes import list_recipes
 from ...validate import label, parse_number, unknown_name
 from .rows import row_gpu
+from .speedup_table import published_path
 
-__all__ = ["COLUMNS", "DEGREES", "MODES", "StepRow", "read_steps"]
+__all__ = ["COLUMNS", "DEGREES", "MODES", "TIMERS", "StepRow", "read_steps",
+           "published_steps_path"]
 
 COLUMNS = ("source_id", "gpu", "gpus", "model", "recipe", "mode", "seq_len", "local_batch",
            "dp_shard", "dp_replicate", "tp", "pp", "cp", "ep", "compile", "ac",
@@ -48,6 +51,9 @@ COLUMNS = ("source_id", "gpu", "gpus", "model", "recipe", "mode", "seq_len", "lo
 DEGREES = ("dp_shard", "dp_replicate", "tp", "pp", "cp", "ep")
 MODES = ("training", "prefill", "decode")
 AC = ("none", "selective", "full")
+# how a source timed its steps: tokens per second of a training run, a serving
+# benchmark's throughput or latency (blank: not stated)
+TIMERS = ("throughput", "serving")
 _REQUIRED = ("source_id", "gpu", "gpus", "model", "recipe", "mode", "seq_len", "local_batch")
 _YES_NO = {"yes": True, "no": False, "": False}
 # plausible ends: past them a cell is a typo, not a run
@@ -82,6 +88,12 @@ class StepRow:
     notes: str
     source: str
     line: int
+
+
+def published_steps_path() -> Path:
+    """The shipped table of published end-to-end steps (``steps.csv``, sources in
+    its README.md)."""
+    return published_path().with_name("steps.csv")
 
 
 def read_steps(table: Any) -> list[StepRow]:
@@ -182,7 +194,7 @@ def _row(rec: Mapping[str, str], source: str, line: int, folder: str,
         ac=pick("ac", AC, blank="none"),
         implementation=check_implementation(rec.get("implementation", ""),
                                             f"{at('implementation')}: "),
-        timer=check_timer(rec.get("timer", ""), f"{at('timer')}: "),
+        timer=pick("timer", TIMERS, blank=""),
         notes=rec.get("notes", ""), source=source, line=line)
 
 
