@@ -50,7 +50,7 @@ def test_the_band_leaves_out_the_rows_source_and_weighs_sources_alike():
     assert sp._weighted_quantiles(np.array([-0.2, 0.1, 0.1, 0.1]),
                                   np.array([1, 1 / 3, 1 / 3, 1 / 3]), [0.5])[0] == \
         pytest.approx(0.025)
-    low, high = sp._band(row, 0.8, pool * 3)  # 12 training rows: enough of the kind
+    low, high = sp.step_band(row, 0.8, pool * 3)  # 12 training rows: enough of the kind
     assert (low, high) == (pytest.approx(math.exp(-0.1)), pytest.approx(math.exp(0.2)))
 
 
@@ -60,7 +60,7 @@ def test_a_serving_row_takes_all_residuals_when_its_kind_has_few():
                                           for i in range(20)]
     # 3 serving rows < MIN_ROWS: the band takes all 23; source s weighs as one of
     # 21 sources, so its residual of 1.0 (a factor exp(-1) = 0.37) stays outside
-    low, high = sp._band(row, 0.8, pool)
+    low, high = sp.step_band(row, 0.8, pool)
     assert 0.5 < low < 1 < high < math.exp(0.1)
 
 

@@ -135,7 +135,9 @@ class SweepResult(Table):
     def model_total(self, convert: Any = "all") -> Table:
         """Per (model, shape set): count-weighted total times and overall speedup
         of the set's linear layers (their GEMMs and casts; attention, norms and
-        communication are not modelled, so a whole step gains less).
+        communication are not modelled, so a whole step gains less).  It keeps
+        that meaning, the linears alone; a whole training or serving step is
+        ``rs.step`` (``roofline-sym step``).
 
         ``speedup = sum(count * baseline_time) / sum(count * lowp_time)``;
         ``flops``: count-weighted FLOPs of the layers' GEMMs in the model's

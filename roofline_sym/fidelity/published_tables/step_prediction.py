@@ -34,7 +34,8 @@ from ...validate import label
 from .rows import row_gpu
 from .step_table import StepRow, published_steps_path, read_steps
 
-__all__ = ["predict_steps", "predict_rows", "step_residuals", "step_residuals_path",
+__all__ = ["predict_steps", "predict_rows", "step_of", "step_band", "step_residuals",
+           "step_residuals_path",
            "write_step_residuals", "read_step_residuals", "MIN_ROWS"]
 
 # a kind's residuals make the band when it has this many runs; else all runs'
@@ -54,6 +55,11 @@ def _step(row_key: tuple[Any, ...]) -> Step:
     return step(model, recipe, mode=mode, gpus=gpus, dp_shard=dp_shard,
                 dp_replicate=dp_replicate, tp=tp, pp=pp, cp=cp, ep=ep, ac=ac, compile=compile_,
                 fp8_all_gather=fp8_all_gather, implementation=implementation).on(row_gpu(gpu))
+
+
+def step_of(row: StepRow) -> Step:
+    """The row's step, bound to its GPU (built once per distinct step)."""
+    return _step(_key(row))
 
 
 def _key(r: StepRow) -> tuple[Any, ...]:
@@ -149,7 +155,7 @@ def _weighted_quantiles(values: np.ndarray, weights: np.ndarray, qs: Sequence[fl
     return [float(np.interp(q, position, v)) for q in qs]
 
 
-def _band(row: StepRow, interval: float, pool: Sequence[tuple[str, str, float]]
+def step_band(row: StepRow, interval: float, pool: Sequence[tuple[str, str, float]]
           ) -> tuple[float, float]:
     """``(exp(-q_high), exp(-q_low))``: the factors that turn a prediction into
     its band, from the residuals of other sources."""
@@ -177,7 +183,7 @@ def predict_steps(path_or_table: Any, interval: float = 0.8) -> dict[str, np.nda
     rows = read_steps(path_or_table)
     out = predict_rows(rows)
     pool = read_step_residuals()
-    factors = np.array([_band(r, float(interval), pool) for r in rows]).reshape(-1, 2)
+    factors = np.array([step_band(r, float(interval), pool) for r in rows]).reshape(-1, 2)
     out["low"] = out["speedup"] * factors[:, 0]
     out["high"] = out["speedup"] * factors[:, 1]
     return {name: out[name] for name in ("speedup", "low", "high", "baseline_step_s",
