@@ -21,6 +21,8 @@ from typing import Mapping, NamedTuple
 
 from ..errors import InputError
 
+from ..errors import InputError
+
 __all__ = ["MoE", "MLA", "LinearShape", "Architecture", "MLP_KINDS", "NORMS", "PARTS",
            "ATTENTION_BIAS", "LIMITS", "ArchitectureError"]
 

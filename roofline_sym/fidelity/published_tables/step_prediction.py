@@ -29,6 +29,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ...datafile import CsvWriter, Delimited, read_text, where
+from ...errors import InputError
 from ...steps import Step, step
 from ...validate import label
 from .rows import row_gpu
@@ -87,7 +88,7 @@ def predict_rows(rows: Sequence[StepRow], skip: bool = False) -> dict[str, np.nd
             first = rows[index[0]]
             at = (f"{first.source}: row {first.line}" if first.source == "<rows>"
                   else where(first.source, first.line))
-            raise ValueError(f"{at}: {exc}") from None
+            raise InputError(f"{at}: {exc}") from None
         for name in _OUTPUTS:
             out[name][index] = np.asarray(values[name], dtype=float).reshape(-1)
     return out
@@ -140,7 +141,7 @@ def read_step_residuals(path: str | None = None) -> tuple[tuple[str, str, float]
     for line, rec in table.records():
         value = float(rec["log_ratio"])
         if not math.isfinite(value) or rec["kind"] not in ("training", "serving"):
-            raise ValueError(f"{where(label(name), line)}: not a residual: {rec}")
+            raise InputError(f"{where(label(name), line)}: not a residual: {rec}")
         out.append((rec["source_id"], rec["kind"], value))
     return tuple(out)
 
@@ -163,7 +164,7 @@ def step_band(row: StepRow, interval: float, pool: Sequence[tuple[str, str, floa
     same = [p for p in others if p[1] == _kind(row)]
     chosen = same if len(same) >= MIN_ROWS else others
     if not chosen:
-        raise ValueError("no end-to-end residuals to make a band from")
+        raise InputError("no end-to-end residuals to make a band from")
     counts: dict[str, int] = {}
     for s, _, _ in chosen:
         counts[s] = counts.get(s, 0) + 1
@@ -179,7 +180,7 @@ def predict_steps(path_or_table: Any, interval: float = 0.8) -> dict[str, np.nda
     (a CSV path or rows; ``measured_speedup`` is never read)."""
     if isinstance(interval, bool) or not isinstance(interval, (int, float)) \
             or not 0 < interval < 1:
-        raise ValueError(f"interval must be a fraction in (0, 1), not {interval!r}")
+        raise InputError(f"interval must be a fraction in (0, 1), not {interval!r}")
     rows = read_steps(path_or_table)
     out = predict_rows(rows)
     pool = read_step_residuals()

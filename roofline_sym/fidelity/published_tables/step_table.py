@@ -35,6 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ...architectures import Architecture, architecture
 from ...datafile import Delimited, read_text, where
+from ...errors import InputError, InputTypeError
 from ...devices import UnknownHardwareError
 from ...devices.implementations import check_implementation
 from ...model.recipes import list_recipes
@@ -111,19 +112,19 @@ def read_steps(table: Any) -> list[StepRow]:
     if hasattr(table, "to_dict") and hasattr(table, "columns"):  # a pandas DataFrame
         table = table.to_dict("records")
     if isinstance(table, (Mapping, str, bytes)) or not isinstance(table, Iterable):
-        raise TypeError(f"a step table is a CSV path or a list of rows, not "
+        raise InputTypeError(f"a step table is a CSV path or a list of rows, not "
                         f"{type(table).__name__}")
     out = []
     for i, rec in enumerate(table):
         if not isinstance(rec, Mapping):
-            raise TypeError(f"<rows>: row {i + 1} is not a mapping of column to value")
+            raise InputTypeError(f"<rows>: row {i + 1} is not a mapping of column to value")
         out.append(_row({str(k).strip(): _cell(v) for k, v in rec.items()}, "<rows>", i + 1,
                         os.getcwd(), row_numbers=True))
     return out or _empty("<rows>")
 
 
 def _empty(source: str) -> list[StepRow]:
-    raise ValueError(f"{source}: no rows")
+    raise InputError(f"{source}: no rows")
 
 
 def _cell(value: Any) -> str:
@@ -139,10 +140,10 @@ def _check_header(header: Sequence[str], source: str, line: int) -> None:
             raise unknown_name("column", name, COLUMNS, where=f"{where(source, line)}: ")
     missing = [c for c in COLUMNS if c not in header]
     if missing:
-        raise ValueError(f"{where(source, line)}: missing column(s) "
+        raise InputError(f"{where(source, line)}: missing column(s) "
                          f"{', '.join(map(repr, missing))}; the header is {','.join(COLUMNS)}")
     if tuple(header) != COLUMNS:
-        raise ValueError(f"{where(source, line)}: columns out of order; the header is "
+        raise InputError(f"{where(source, line)}: columns out of order; the header is "
                          f"{','.join(COLUMNS)}")
 
 
@@ -157,7 +158,7 @@ def _row(rec: Mapping[str, str], source: str, line: int, folder: str,
         raise unknown_name("column", stray[0], COLUMNS, where=f"{at(stray[0])}: ")
     for name in _REQUIRED:
         if not rec.get(name, ""):
-            raise ValueError(f"{at(name)}: empty")
+            raise InputError(f"{at(name)}: empty")
 
     def whole(column: str, limit: int, blank: int | None = None) -> int:
         text = rec.get(column, "")
@@ -182,7 +183,7 @@ def _row(rec: Mapping[str, str], source: str, line: int, folder: str,
     try:
         row_gpu(gpu)
     except UnknownHardwareError as exc:
-        raise ValueError(f"{at('gpu')}: {exc.args[0]}") from None
+        raise InputError(f"{at('gpu')}: {exc.args[0]}") from None
     recipe = pick("recipe", list_recipes("training" if mode == "training" else "inference"))
     return StepRow(
         source_id=rec["source_id"], gpu=gpu, gpus=gpus, model=model, recipe=recipe, mode=mode,
@@ -205,7 +206,7 @@ def _model(text: str, folder: str, at: str) -> Architecture:
             return architecture(os.path.join(folder, text))
         return architecture(text)
     except ValueError as exc:
-        raise ValueError(f"{at}: {exc}") from None
+        raise InputError(f"{at}: {exc}") from None
 
 
 def _check_degrees(gpus: int, d: Mapping[str, int], model: Architecture, at: Any) -> None:
@@ -213,15 +214,15 @@ def _check_degrees(gpus: int, d: Mapping[str, int], model: Architecture, at: Any
     divides ``dp_shard x cp`` and splits experts, so needs a mixture of experts."""
     product = d["dp_shard"] * d["dp_replicate"] * d["tp"] * d["pp"] * d["cp"]
     if product != gpus:
-        raise ValueError(f"{at('gpus')}: {gpus} GPUs, but dp_shard x dp_replicate x tp x pp x "
+        raise InputError(f"{at('gpus')}: {gpus} GPUs, but dp_shard x dp_replicate x tp x pp x "
                          f"cp = {d['dp_shard']} x {d['dp_replicate']} x {d['tp']} x {d['pp']} "
                          f"x {d['cp']} = {product}")
     if d["ep"] > 1:
         if model.moe is None:
-            raise ValueError(f"{at('ep')}: {d['ep']}, but {model.name} has no experts to split")
+            raise InputError(f"{at('ep')}: {d['ep']}, but {model.name} has no experts to split")
         if model.moe.experts % d["ep"]:
-            raise ValueError(f"{at('ep')}: {d['ep']} does not divide the "
+            raise InputError(f"{at('ep')}: {d['ep']} does not divide the "
                              f"{model.moe.experts} experts of {model.name}")
         if (d["dp_shard"] * d["cp"]) % d["ep"]:
-            raise ValueError(f"{at('ep')}: {d['ep']} does not divide dp_shard x cp = "
+            raise InputError(f"{at('ep')}: {d['ep']} does not divide dp_shard x cp = "
                              f"{d['dp_shard'] * d['cp']}")
