@@ -53,7 +53,7 @@ def breakeven(model: Linear, solve_for: Any = None, along: Any = None, *,
     if not isinstance(model, Linear) and hasattr(model, "_breakeven_"):
         # a whole step (rs.step): solved numerically along S or B, bound to a GPU
         if along is not None or regime is not None:
-            raise ValueError("a step's break-even is numeric, along S or B: no along= or "
+            raise InputError("a step's break-even is numeric, along S or B: no along= or "
                              "regime=")
         target = model if hardware is None else model.on(hardware)
         found: BreakEven = target._breakeven_("S" if solve_for is None else solve_for, **values)
