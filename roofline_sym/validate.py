@@ -309,6 +309,7 @@ FIELD_KINDS = {
     "scaling_efficiency": "rate_factor",
     "grouped_efficiency": "rate_factor",
     "accumulation_efficiency": "rate_factor",
+    "best_shape_efficiency": "fraction",
 }
 # a field not in FIELD_KINDS: its kind from its name (first match wins)
 _KIND_PATTERNS = (

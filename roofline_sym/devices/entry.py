@@ -21,6 +21,7 @@ import sympy
 
 from .. import symbols as S
 from ..errors import InputError, UnknownNameError
+from .calibration import Carried, Fitted
 from ..validate import RANGES, escape, field_kind, has_control, range_problem, show
 
 __all__ = [
@@ -55,6 +56,7 @@ _MODEL_TABLES = {
     "scaling_efficiency": S.SCALING_FAMILIES,
     "grouped_efficiency": GEMM_DTYPES,
     "accumulation_efficiency": GEMM_DTYPES,
+    "best_shape_efficiency": GEMM_DTYPES,
 }
 
 
@@ -167,6 +169,12 @@ class Hardware:
     scaling_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
     grouped_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
     accumulation_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
+    # what a calibration starts from and how it ran: the best-shape GEMM fraction per
+    # dtype (a shape search's maximum over the dense peak), the tensor-core
+    # generation (which implementation profiles apply), fitted or carried over
+    best_shape_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
+    generation: str | None = None
+    calibration: Fitted | Carried | None = None
     aliases: tuple[str, ...] = ()
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
@@ -191,6 +199,14 @@ class Hardware:
             if self.block_scaling is not None:
                 set_("block_scaling", _strings(self.block_scaling, "block_scaling"))
             set_("notes", _strings(self.notes, "notes"))
+            if self.generation is not None and (not isinstance(self.generation, str) or not
+                                                self.generation.strip()
+                                                or has_control(self.generation)):
+                raise _FieldProblem("generation", "expected a name such as 'hopper', got "
+                                                  f"{show(self.generation)}")
+            if not isinstance(self.calibration, (Fitted, Carried, type(None))):
+                raise _FieldProblem("calibration", "expected a fitted or carried "
+                                                   f"calibration, got {show(self.calibration)}")
             if not isinstance(self.sources, Mapping) or not all(
                     isinstance(v, str) for v in self.sources.values()):
                 raise _FieldProblem("sources", "expected a mapping of field name to "
@@ -242,6 +258,8 @@ class Hardware:
                     yield name, f"unknown key; known: {', '.join(keys)}"
                 elif table == "gemm_fixed_s" and key.split("_")[0] not in self.peak_flops:
                     yield name, f"there is no {key.split('_')[0]} peak for this GEMM class"
+                elif table == "best_shape_efficiency" and key not in self.peak_flops:
+                    yield name, f"there is no {key} peak to apply it to"
 
     # -- identity -----------------------------------------------------------
     def _key(self) -> tuple[str, str, tuple[tuple[sympy.Symbol, sympy.Rational], ...],
@@ -566,4 +584,4 @@ OVERRIDE_SOURCE = "user override (Hardware.replace)"
 SOURCED = ("peak_flops", "gemm_efficiency", "mem_bw", "mem_efficiency", "launch_overhead",
            "block_scaling", "memory_bytes", "l2_bytes", "gemm_fixed_s", "kernel_fixed_s",
            "kernel_efficiency", "scaling_efficiency", "grouped_efficiency",
-           "accumulation_efficiency")
+           "accumulation_efficiency", "best_shape_efficiency")

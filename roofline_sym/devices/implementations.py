@@ -32,7 +32,7 @@ from typing import Any, Mapping
 from .. import symbols as S
 from ..errors import InputError
 from ..validate import cell_choice, choice, show
-from .catalog import hardware
+from .catalog import dataset, hardware
 from .entry import Hardware
 from .toml_io import tomllib
 
@@ -132,13 +132,20 @@ def quantize_writes_scale_layout(implementation: str) -> bool:
 
 
 def generation(gpu: Hardware | str) -> str | None:
-    """The tensor-core generation of a shipped GPU (``hopper``, ``blackwell``,
-    ``cdna3``, ...), None for an entry the data do not name."""
+    """The tensor-core generation of a GPU (``hopper``, ``blackwell``,
+    ``cdna3``, ...): its entry's, else that of the default dataset's entry of
+    the same name (a copy of a shipped GPU in a file of one's own), else None."""
     if not isinstance(gpu, Hardware):  # a name or alias of the default dataset
         gpu = hardware(gpu)
-    name = gpu.name
-    found: str | None = _data().get("generations", {}).get(name)
-    return found
+    if gpu.generation is not None:
+        return gpu.generation
+    return _default_generations().get(gpu.name)
+
+
+@cache
+def _default_generations() -> dict[str, str]:
+    return {hw.name: hw.generation for hw in dataset("default").entries
+            if hw.generation is not None}
 
 
 def profile(implementation: str, gpu: Hardware | str, family: str) -> Profile | None:

@@ -1,10 +1,11 @@
-"""How the default dataset's calibrated numbers were obtained, as data.
+"""Each GPU's fit to the published tables, as its hardware record says.
 
-Each ``Spec`` says, for one GPU: which published rows it is fitted to, which
-numbers are fixed from single-kernel measurements (with the measurement),
-and which numbers the speedups fit.  ``fit(spec)`` reruns the fit;
-the shipped ``data/default.toml`` holds its results, and a test checks that
-a refit reproduces them.  ``transfer`` carries a fit to a GPU without
+A fitted GPU's record (``[gpu.calibration]`` in ``data/default.toml``)
+becomes a ``Spec``: which published rows it is fitted to, which numbers are
+fixed from single-kernel measurements (with the measurement), and which
+numbers the speedups fit.  ``fit(spec)`` reruns the fit; ``write_dataset``
+writes the results into the same file through its writer
+(``devices.toml_io``), and a test checks that a refit reproduces them.  ``transfer`` carries a fit to a GPU without
 measurements of its own (the same die at another bandwidth, or a part of
 the same generation): latencies stay latencies, class ratios stay ratios.
 
@@ -15,8 +16,6 @@ the same generation): latencies stay latencies, class ratios stay ratios.
 from __future__ import annotations
 
 import math
-
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -25,7 +24,8 @@ import numpy as np
 
 from ... import symbols as S
 from ...devices import Hardware, hardware, list_hardware
-from ...devices.toml_io import parse, tomllib
+from ...devices.calibration import Carried, Fitted
+from ...devices.toml_io import cited_sources, edit_entries, load_hardware, write_hardware
 from ...devices import implementations as impls
 from ...devices.entry import fixed_time_prior
 from ...errors import InputError
@@ -34,7 +34,8 @@ from .joint_fit import FIXED_LIMIT, RATE_LIMIT, SpeedupFit, fit_speedups
 from .speedup_table import SpeedupTable, published
 from .rows import predictable
 
-__all__ = ["Spec", "SPECS", "SUPERSEDED", "TEST_SET", "BEST_SHAPE", "rows", "scored", "kernel_rows", "fit",
+__all__ = ["Spec", "SPECS", "SUPERSEDED", "TEST_SET", "spec_of", "rows", "scored", "kernel_rows",
+           "fit",
            "prior_entry", "unfitted",
            "transfer", "TRANSFERS", "dataset_fields", "profile_toml", "write_dataset"]
 
@@ -61,146 +62,68 @@ class Spec:
     priors: Mapping[str, tuple[float, str]] = field(default_factory=dict)
 
 
-# Each GPU's best-shape GEMM fractions (the maximum achievable matmul FLOPS of a
-# shape search, over the dense peak) as measured or assumed before any fit: the
-# priors of the fitted GPUs and what a transfer scales for the others.
-BEST_SHAPE: dict[str, tuple[dict[str, float], str]] = {
-    "A100 SXM 80GB": ({"bf16": 0.869}, "ST; bf16 271/312 (MAMF)"),
-    "H100 SXM": ({"bf16": 0.803, "fp8": 0.709}, "ST; bf16 794.5/989.4, fp8 e4m3 1402.6/1978.9 (MAMF)"),
-    "H100 PCIe": ({"bf16": 0.803, "fp8": 0.709}, "assumed; H100 SXM's measured fractions (ST), same Hopper tensor cores"),
-    "H100 NVL": ({"bf16": 0.803, "fp8": 0.709}, "assumed; H100 SXM's measured fractions (ST), same Hopper die"),
-    "H100 96GB HBM2e": ({"bf16": 0.592, "fp8": 0.577}, "PUB; fbgemm-pr2546-h100 'H100 500W': torch.matmul bf16 585.2/989.4, fp8 rowwise 1141.4/1978.9 TFLOPS (kernels.csv)"),
-    "H800 SXM": ({"bf16": 0.803, "fp8": 0.709}, "assumed; H100 SXM's measured fractions (ST), same die"),
-    "H200 SXM": ({"bf16": 0.803, "fp8": 0.734}, "ST; bf16 reported as equal to H100 SXM (794.5/989.4), fp8 e4m3 1453/1978.9 (MAMF)"),
-    "B200 (HGX)": ({"bf16": 0.776, "fp8": 0.763, "fp4": 0.763}, "ST; bf16 1745/2250, fp8 e4m3 3432.5/4500 (MAMF); fp4 assumed equal to fp8, no measurement"),
-    "GB200 (per GPU)": ({"bf16": 0.729, "fp8": 0.723, "fp4": 0.723}, "ST; bf16 1822/2500, fp8 e4m3 3615.6/5000 (MAMF); fp4 assumed equal to fp8, no measurement"),
-    "B300 (HGX)": ({"bf16": 0.786, "fp8": 0.745, "fp4": 0.745}, "ST; bf16 1769/2250, fp8 e4m3 3353/4500 (MAMF); fp4 assumed equal to fp8, no measurement"),
-    "GB300 (per GPU)": ({"bf16": 0.729, "fp8": 0.723, "fp4": 0.723}, "assumed; GB200's measured MAMF fractions (ST) 1822/2500 and 3615.6/5000, same peaks and power class; fp4 taken equal to fp8"),
-    "L40S": ({"bf16": 0.78, "fp8": 0.78}, "assumed; torchao's default GEMM fraction 0.78 (TA), no MAMF run for Ada parts"),
-    "RTX 4090": ({"bf16": 0.78, "fp8": 0.78}, "assumed; torchao's default GEMM fraction 0.78 (TA), no MAMF run for the RTX 4090"),
-    "RTX 5090": ({"bf16": 1.0, "fp8": 0.565, "fp4": 0.68}, "MH, PUB; bf16 torch.matmul 224.3/209.5 at M, N, K = 16384, 8192, 1280 (MH), above the fp32-accumulate peak at the rated boost clock, taken as 1; fp8 torch._scaled_mm tensorwise 473/838 at 8192^3 (gnblog-nvrtc-rtx5090-600w); fp4 cuBLAS NVFP4 1139.85/1676 at 4096^3 (gnk-2026-rtx5090-400w)"),
-    "MI300X": ({"bf16": 0.542, "fp8": 0.487}, "PUB; rocmblog-maf-part2: hipBLASLt best-shape bf16 708/1307.4, fp8 1273/2614.9 in one run at 750 W (kernels.csv); MAMF bf16 668/1307.4 (ST)"),
-    "MI325X": ({"bf16": 0.645, "fp8": 0.581}, "PUB; rocmblog-maf-part2: hipBLASLt best-shape bf16 843/1307.4, fp8 1519/2614.9 in one run at 1000 W (kernels.csv); MAMF bf16 785/1307.4 (ST)"),
-    "MI355X": ({"bf16": 0.622, "fp8": 0.622, "fp4": 0.622}, "ST, PUB; bf16 1565/2516.6 (MAMF, measured value re-based from ST's 2300 denominator); fp8 hipBLASLt 3130/5033 at 8192^3 (rocmblog-cdna4-fp8gemm-mi355x, kernels.csv; one shape, not a search); fp4 assumed equal to fp8, no measurement"),
-    "Gaudi 3": ({"bf16": 0.741, "fp8": 0.769}, "ST; bf16 1243/1677, fp8 1289.5/1677 (MAMF)"),
-}
-
-
-# Rows kept for the record, neither fitted nor scored (published/README.md says
-# why for each): re-measured tables whose newer run is in the data (the older
-# run timed kernels since replaced, or, r1/r2's nvfp4, another scaling than its
-# label), and a configuration the model does not describe (fp8 GEMMs without
-# fast accumulation: the model prices the fast-accumulation kernels every other
-# row runs)
-SUPERSEDED = ("ao-infer-b200-r1", "ao-infer-b200-r2", "ao-infer-b200-r3",
-              "f8exp-pr100-linear-h100",
-              "ao-moe-groupedmm-b200-v1", "ao-pr940-benchmatmul-h100-slowaccum",
-              "gnk-2025-rtx5090-400w-triton", "gnk-2025-rtx5090-400w-inductor")
 # Sources kept as the test set (published/README.md, "The test set"): scored by
 # the shipped model at first sight (first_sight.csv) and kept out of every fit
 # and of leave-one-source-out, their kernel rows too, so that their score stays
 # a test score that no model choice has read
 TEST_SET: tuple[str, ...] = ("primus-turbo-764d7a9-mi300x-blockwise", "ao-pr940-roofline-h100",
                              "rocmblog-hipblaslt-tuning-mi325x")
-_WORKLOADS = ("linear", "gemm", "gemm-with-quant-both", "relu-linear", "ln-linear-sigmoid",
-              "grouped-mm-fwd-bwd")
-_LAUNCH = "assumed; the launch floor (t_launch): one kernel launch, before any data"
 # the written data keep a little inside the limits: a 16^3 GEMM also moves a few
 # bytes, twice as many in bf16, on top of its fixed time
 _FIXED_FLOOR = FIXED_LIMIT - 0.01
 
 
-def _best_priors(gpu: str) -> dict[str, tuple[float, str]]:
-    """``gpu``'s best-shape GEMM fractions as priors (``eta_<dtype>``)."""
-    fractions, source = BEST_SHAPE[gpu]
-    return {f"eta_{d}": (v, source) for d, v in fractions.items()}
+def _best_priors(hw: Hardware, source: str) -> dict[str, tuple[float, str]]:
+    """``hw``'s best-shape GEMM fractions as priors (``eta_<dtype>``), citing ``source``."""
+    return {f"eta_{d}": (float(v), source) for d, v in hw.best_shape_efficiency.items()}
 
 
-def _profiles(families: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
-    """``rate.<impl>.<family>``, ``fixed.<impl>.<family>`` and
-    ``cast.<impl>.<family>`` (its quantize kernels) for each pair; the fit
-    drops those no row pins."""
-    return tuple(f"{what}.{impl}.{family}" for impl, fams in families.items()
-                 for family in fams for what in ("rate", "fixed", "cast"))
+def spec_of(hw: Hardware, raw_sources: Mapping[str, str] | None = None) -> Spec:
+    """The fit of a GPU whose record holds a fitted ``calibration``;
+    ``raw_sources``: its ``[gpu.sources]`` as written (the best-shape source
+    its priors cite; default: the entry's, citation keys expanded)."""
+    c = hw.calibration
+    if not isinstance(c, Fitted):
+        raise InputError(f"{hw.name} has no fitted calibration in its hardware record")
+    for impl in c.profiles:
+        impls.check_implementation(impl, f"{hw.name}, calibration profiles: ")
+    best = (raw_sources or hw.sources).get("best_shape_efficiency", "")
+    return Spec(hw.name, sources=c.sources, workloads=c.workloads, fixed=dict(c.fixed),
+                free=c.numbers(), gpus=c.fitted_to,
+                priors={**_best_priors(hw, best), **c.priors})
 
 
-SPECS = {s.gpu: s for s in (
-    Spec("H100 SXM",
-         sources=(), workloads=_WORKLOADS, gpus=("h100", "h800"),
-         fixed={
-             "eta_cast": (0.82, "PUB; ao-blockwise-quant-h100: act_quant_lhs / weight_quant_rhs "
-                                "2.70-2.90 TB/s of 3.35 (kernels.csv)"),
-             "eta_transpose": (0.80, "PUB; ao-blockwise-quant-h100: transposed quantize kernels "
-                                     "2.63-2.80 TB/s of 3.35 (kernels.csv)"),
-             "eta_reduce": (0.85, "assumed; a read-only pass, between the casts and a copy"),
-             "eta_norm": (0.85, "assumed; a fused row reduction and pointwise pass"),
-             "eta_elementwise": (0.85, "assumed; a pointwise pass, as the casts plus their "
-                                       "cheaper arithmetic"),
-         },
-         priors={
-             **_best_priors("H100 SXM"),
-             "t0_bf16": (2e-6, _LAUNCH),
-             "t0_cast": (2e-6, _LAUNCH),
-             "eta_rescale": (0.85, "assumed; as the other pointwise kernels"),
-         },
-         free=("eta_bf16", "eta_fp8", "kappa_rowwise", "kappa_blockwise", "kappa_grouped_fp8",
-               "kappa_accum_fp8",
-               "t0_bf16", "t0_fp8_tensorwise", "t0_fp8_rowwise", "t0_fp8_blockwise",
-               "t0_fp8_blockwise_grouped", "t0_cast", "eta_rescale",
-               *_profiles({"cutlass": ("tensorwise", "rowwise", "blockwise"),
-                           "fbgemm": ("tensorwise", "rowwise"),
-                           "triton": ("rowwise", "blockwise"),
-                           "deepgemm": ("blockwise",), "te": ("tensorwise",)}))),
-    Spec("B200 (HGX)",
-         sources=(), workloads=_WORKLOADS, gpus=("b200",),
-         fixed={
-             "eta_cast": (0.81, "PUB; ao-mx-cast-b200: dim0 MXFP8 cast 6.46 TB/s of 8.0 "
-                                "(kernels.csv)"),
-             "eta_transpose": (0.71, "PUB; ao-mx-cast-b200: dim1 MXFP8 cast (CUDA) 5.72 TB/s "
-                                     "of 8.0 "
-                                     "(kernels.csv)"),
-             "eta_reduce": (0.85, "assumed; as H100 SXM"),
-             "eta_elementwise": (0.85, "assumed; as H100 SXM"),
-             "eta_norm": (0.85, "assumed; as H100 SXM"),
-         },
-         priors={
-             **_best_priors("B200 (HGX)"),
-             "t0_bf16": (2e-6, _LAUNCH),
-             "t0_cast": (2e-6, _LAUNCH),
-             "eta_cast4": (0.195, "PUB; ao-nvfp4-kernels-gb200: Triton NVFP4 quantize "
-                                  "(row and column outputs) 1.56 TB/s of 8.0 at 2048 x 28672 "
-                                  "(kernels.csv)"),
-         },
-         free=("eta_bf16", "eta_fp8", "eta_fp4", "kappa_rowwise", "kappa_mx", "eta_cast4",
-               "kappa_grouped_fp8", "kappa_grouped_bf16",
-               "t0_bf16", "t0_fp8_tensorwise", "t0_fp8_rowwise", "t0_fp8_mx", "t0_fp4_mx",
-               "t0_fp4_nvfp4", "t0_cast",
-               *_profiles({"cutlass": ("tensorwise", "rowwise", "blockwise", "mx"),
-                           "fbgemm": ("mx", "nvfp4"), "triton": ("nvfp4",)}))),
-    # GEMM-only rows of several libraries pin its rates; no layer or quantize row
-    # exists, so its kernel classes keep stated priors
-    Spec("RTX 5090",
-         sources=(), workloads=_WORKLOADS, gpus=("rtx5090",),
-         fixed={
-             "eta_cast": (0.81, "assumed; as B200 (HGX) (PUB; ao-mx-cast-b200)"),
-             "eta_transpose": (0.71, "assumed; as B200 (HGX) (PUB; ao-mx-cast-b200)"),
-             "eta_reduce": (0.85, "assumed; as H100 SXM"),
-             "eta_elementwise": (0.85, "assumed; as H100 SXM"),
-             "eta_norm": (0.85, "assumed; as H100 SXM"),
-         },
-         priors={
-             **_best_priors("RTX 5090"),
-             "t0_bf16": (2e-6, _LAUNCH),
-             "t0_cast": (4e-6, "assumed; B200 (HGX)'s fitted cast class, about 4 us (no "
-                               "RTX 5090 quantize row)"),
-             "eta_cast4": (0.195, "assumed; as B200 (HGX) (PUB; ao-nvfp4-kernels-gb200)"),
-         },
-         free=("eta_bf16", "eta_fp8", "eta_fp4", "kappa_rowwise", "kappa_mx",
-               "t0_bf16", "t0_fp8_tensorwise", "t0_fp8_rowwise", "t0_fp8_mx", "t0_fp4_mx",
-               "t0_fp4_nvfp4", "t0_cast",
-               *_profiles({"cutlass": ("tensorwise", "rowwise", "mx", "nvfp4"),
-                           "triton": ("tensorwise", "rowwise", "nvfp4")}))),
-)}
+def _shipped_file() -> Path:
+    return Path(__file__).parents[2] / "data" / "default.toml"
+
+
+def _raw_sources(path: Path) -> dict[str, dict[str, str]]:
+    """``{entry name: {TOML field: source as written}}`` of a hardware file."""
+    return {hw.name: raw for hw, raw in zip(load_hardware(path).entries, cited_sources(path)[1])}
+
+
+def _records(path: Path | None = None) -> tuple[dict[str, Spec], dict[str, tuple[str, bool]],
+                                                 tuple[str, ...]]:
+    """The fits, transfers and superseded sources the GPU records of a hardware
+    file (default: the shipped one) hold."""
+    path = path or _shipped_file()
+    entries = load_hardware(path).entries
+    raw = _raw_sources(path)
+    specs = {hw.name: spec_of(hw, raw[hw.name]) for hw in entries
+             if isinstance(hw.calibration, Fitted)}
+    transfers = {hw.name: (hw.calibration.origin, hw.calibration.same_rates) for hw in entries
+                 if isinstance(hw.calibration, Carried)}
+    superseded = tuple(s for hw in entries if isinstance(hw.calibration, Fitted)
+                       for s in hw.calibration.superseded)
+    return specs, transfers, superseded
+
+
+# Each fitted GPU's fit, each carried GPU's origin (GPU -> (the calibrated GPU its
+# efficiency model is carried over from, whether its low-precision GEMM rates keep
+# the fitted ratio to bf16)), and the rows kept for the record, neither fitted nor
+# scored (published/README.md says why for each): as the GPU records of
+# data/default.toml hold them
+SPECS, TRANSFERS, SUPERSEDED = _records()
 
 
 def rows(spec: Spec, table: SpeedupTable | None = None,
@@ -261,22 +184,6 @@ def unfitted(hw: Hardware) -> Hardware:
                       grouped_efficiency={}, accumulation_efficiency={})
 
 
-# GPU -> (the calibrated GPU its efficiency model is carried over from, whether
-# it is the same generation of tensor cores, so that the fitted low-precision
-# GEMM rates relative to bf16 carry over too)
-TRANSFERS = {
-    "H100 PCIe": ("H100 SXM", True), "H100 NVL": ("H100 SXM", True),
-    "H200 SXM": ("H100 SXM", True), "H100 96GB HBM2e": ("H100 SXM", False),
-    "H800 SXM": ("H100 SXM", True),
-    "GB200 (per GPU)": ("B200 (HGX)", True), "B300 (HGX)": ("B200 (HGX)", True),
-    "GB300 (per GPU)": ("B200 (HGX)", True),
-    "A100 SXM 80GB": ("H100 SXM", False), "L40S": ("H100 SXM", False),
-    "RTX 4090": ("H100 SXM", False),
-    "MI300X": ("H100 SXM", False), "MI325X": ("H100 SXM", False),
-    "MI355X": ("H100 SXM", False), "Gaudi 3": ("H100 SXM", False),
-}
-
-
 def transfer(fitted: Hardware, target: Hardware, same_generation: bool) -> dict[str, float]:
     """The size-dependent numbers of ``target`` carried over from ``fitted``:
     each kernel class at the same fraction of ``mem_efficiency``, every GEMM
@@ -297,9 +204,9 @@ def transfer(fitted: Hardware, target: Hardware, same_generation: bool) -> dict[
     # the fitted bf16 fraction is what typical GEMMs reach, below the best-shape
     # MAMF search the entries' own fractions come from: the target keeps the
     # fitted GPU's ratio of the two
-    best = BEST_SHAPE.get(target.name, ({k: float(v) for k, v in
-                                          target.gemm_efficiency.items()}, ""))[0]
-    origin = BEST_SHAPE.get(fitted.name, ({}, ""))[0].get("bf16")
+    best = {k: float(v) for k, v in (target.best_shape_efficiency
+                                     or target.gemm_efficiency).items()}
+    origin = float(fitted.best_shape_efficiency.get("bf16", 0))
     typical = float(fitted.gemm_efficiency["bf16"]) / origin if origin else 1.0
     out["eta_bf16"] = round(min(1.0, best["bf16"] * typical), 4)
     if same_generation:
@@ -382,9 +289,11 @@ def _down(value: Any) -> float:
 
 
 def _entry_fields(fit_: SpeedupFit, spec: Spec, target: Hardware,
-                  carried: Mapping[str, float] | None = None) -> dict[str, tuple[str, str]]:
-    """``{toml field: (value text, source text)}`` of one GPU's calibrated
-    numbers: ``fit_`` itself (``carried`` None) or carried over to ``target``."""
+                  carried: Mapping[str, float] | None = None, best_source: str = ""
+                  ) -> dict[str, tuple[dict[str, float], str]]:
+    """``{toml field: (values, source text)}`` of one GPU's calibrated
+    numbers: ``fit_`` itself (``carried`` None) or carried over to ``target``
+    (``best_source``: its best-shape fractions' source as written)."""
     hw = fit_.hardware if carried is None else unfitted(target).with_values(carried)
     n_sources = len(set(fit_.rows.source_id) | set(
         fit_.kernels.source_id if fit_.kernels is not None else ()))
@@ -399,10 +308,10 @@ def _entry_fields(fit_: SpeedupFit, spec: Spec, target: Hardware,
                 f"{kernels}, kernel classes at the same fraction of "
                 "mem_efficiency, rate factors as they are)")
     pinned = {x.name for x in fit_.numbers if x.fitted}
-    out: dict[str, tuple[str, str]] = {}
+    out: dict[str, tuple[dict[str, float], str]] = {}
 
-    def table(values: Mapping[str, Any]) -> str:
-        return "{ " + ", ".join(f"{k} = {_fmt(float(v))}" for k, v in values.items()) + " }"
+    def table(values: Mapping[str, Any]) -> dict[str, float]:
+        return {k: float(v) for k, v in values.items()}
 
     def why(keys: Mapping[str, str]) -> str:
         return "; ".join(f"{k}: {v}" for k, v in keys.items())
@@ -421,7 +330,7 @@ def _entry_fields(fit_: SpeedupFit, spec: Spec, target: Hardware,
     if carried is None:
         out["gemm_efficiency"] = (table(eff), cite + (f" | {why(notes)}" if notes else ""))
     else:
-        own = BEST_SHAPE.get(target.name, ({}, "assumed; no best-shape measurement"))[1]
+        own = best_source or "assumed; no best-shape measurement"
         out["gemm_efficiency"] = (table(eff), f"{own} | {cite}; the fitted GPU's fraction of "
                                   "its MAMF carried over" + ("; low precision at the fitted "
                                   "ratio to bf16" if any(f"eta_{d}" in carried
@@ -465,16 +374,24 @@ def _bf16_class(cls: str) -> str:
     return "bf16_grouped" if cls.endswith("_grouped") else "bf16"
 
 
-def dataset_fields(fits: Mapping[str, SpeedupFit] | None = None
-                   ) -> dict[str, dict[str, tuple[str, str]]]:
-    """``{gpu name: {toml field: (value text, source text)}}`` for every GPU
-    the calibration writes: the fitted GPUs and their ``TRANSFERS``."""
-    fits = {g: fit(s) for g, s in SPECS.items()} if fits is None else fits
-    out = {g: _entry_fields(f, SPECS[g], f.hardware) for g, f in fits.items()}
-    for target, (origin, same) in TRANSFERS.items():
-        hw = hardware(target)
+def dataset_fields(fits: Mapping[str, SpeedupFit] | None = None, path: str | None = None
+                   ) -> dict[str, dict[str, tuple[dict[str, float], str]]]:
+    """``{gpu name: {toml field: (values, source text)}}`` for every GPU the
+    calibration of a hardware file (default: the shipped one) writes: the
+    fitted GPUs (``fits``, default: refitted) and the GPUs carried from them."""
+    file = Path(path) if path else _shipped_file()
+    specs, transfers, _ = _records(file)
+    entries = {hw.name: hw for hw in load_hardware(file).entries}
+    fits = {g: fit(s, base=entries[g]) for g, s in specs.items()} if fits is None else fits
+    out = {g: _entry_fields(f, specs[g], f.hardware) for g, f in fits.items()}
+    raw = _raw_sources(file)
+    for target, (origin, same) in transfers.items():
+        if origin not in fits:  # only the GPUs carried from the fits given
+            continue
+        hw = entries[target]
         carried = transfer(fits[origin].hardware, hw, same)
-        out[target] = _entry_fields(fits[origin], SPECS[origin], hw, carried)
+        out[target] = _entry_fields(fits[origin], specs[origin], hw, carried,
+                                    raw[target].get("best_shape_efficiency", ""))
     return out
 
 
@@ -559,38 +476,17 @@ def _fixed_floor(entries: Sequence[Hardware], gen: str | None) -> float:
 
 
 def write_dataset(path: str | None = None, implementations_path: str | None = None) -> None:
-    """Refit every spec and write the results into the default dataset and
-    the implementation profiles (default: the shipped files), in place."""
-    fits = {g: fit(s) for g, s in SPECS.items()}
-    fields = dataset_fields(fits)
-    data = Path(path) if path else Path(__file__).parents[2] / "data" / "default.toml"
-    text = data.read_text(encoding="utf-8")
-    blocks = re.split(r"(?m)^(?=\[\[gpu\]\])", text)
-    for i, block in enumerate(blocks):
-        m = re.search(r'(?m)^name = "(.*)"$', block)
-        if not m or m.group(1) not in fields:
-            continue
-        head, sep, sources = block.partition("[gpu.sources]\n")
-        for name, (value, source) in fields[m.group(1)].items():
-            head = _set_line(head, name, value, after="launch_overhead_s")
-            sources = _set_line(sources, name, '"' + source.replace('"', "'") + '"',
-                                after="launch_overhead_s")
-        blocks[i] = head + sep + sources
-    data.write_text("".join(blocks), encoding="utf-8")
-    written = parse(tomllib.loads("".join(blocks)), str(data), "default")
+    """Refit every fitted GPU of a hardware file (default: the shipped one) and
+    write the results into it and the implementation profiles (default: the
+    shipped ones), in place, through the hardware file's writer."""
+    data = Path(path) if path else _shipped_file()
+    specs = _records(data)[0]
+    entries = {hw.name: hw for hw in load_hardware(data).entries}
+    fits = {g: fit(s, base=entries[g]) for g, s in specs.items()}
+    text = edit_entries(data.read_text(encoding="utf-8"), dataset_fields(fits, str(data)),
+                        str(data))
+    written = load_hardware(write_hardware(text, data))
     impl = (Path(implementations_path) if implementations_path
             else Path(__file__).parents[2] / "data" / "implementations.toml")
     keep = impl.read_text(encoding="utf-8").split("\n[[profile]]")[0].rstrip("\n") + "\n"
     impl.write_text(keep + profile_toml(fits, written.entries), encoding="utf-8")
-
-
-def _set_line(block: str, name: str, value: str, after: str) -> str:
-    line = f"{name} = {value}"
-    pattern = re.compile(rf"(?m)^{re.escape(name)} = .*$")
-    if pattern.search(block):
-        return pattern.sub(lambda _: line, block, count=1)
-    anchor = re.compile(rf"(?m)^{re.escape(after)} = .*$")
-    m = anchor.search(block)
-    if m is None:
-        raise InputError(f"no {after!r} line to put {name!r} after")
-    return block[:m.end()] + "\n" + line + block[m.end():]

@@ -85,6 +85,19 @@ def row_model(table: SpeedupTable, i: int, preset: str = "default") -> Linear:
     Errors name the row: an unknown GPU, recipe or workload, a whole-model
     workload (``UnsupportedRowError``), a recipe the GPU cannot run.
     """
+    model = _row_linear(table, i, preset)
+    try:
+        gpu = row_gpu(str(table.gpu[i]), PRESETS[preset].dataset)
+    except UnknownHardwareError as exc:
+        raise InputError(f"{table.where(i, 'gpu')}: {exc}") from None
+    try:
+        return _bound(model, gpu)
+    except ValueError as exc:
+        raise InputError(f"{table.where(i)}: {exc}") from None
+
+
+def _row_linear(table: SpeedupTable, i: int, preset: str) -> Linear:
+    """Row ``i``'s model before it is bound to a GPU; errors name the row."""
     where = table.where(i)
     workload = str(table.workload[i])
     if workload.startswith(_WHOLE_MODEL):
@@ -105,23 +118,13 @@ def row_model(table: SpeedupTable, i: int, preset: str = "default") -> Linear:
             raise unknown_name(f"{mode} recipe", recipe, list_recipes(mode),
                                where=f"{table.where(i, 'recipe')}: ") from None
         raise InputError(f"{where}: {exc}") from None
-    try:
-        gpu = row_gpu(str(table.gpu[i]), PRESETS[preset].dataset)
-    except UnknownHardwareError as exc:
-        raise InputError(f"{table.where(i, 'gpu')}: {exc}") from None
-    try:
-        return _bound(model, gpu)
-    except ValueError as exc:
-        raise InputError(f"{where}: {exc}") from None
+    return model
 
 
 def unbound_row_model(table: SpeedupTable, i: int, preset: str = "default") -> Linear:
-    """``row_model(table, i, preset).unbound``: the model before ``.on(gpu)``,
-    to bind to a refitted entry."""
-    unbound = row_model(table, i, preset).unbound
-    if unbound is None:  # .on() keeps the model it binds
-        raise InputError(f"{table.where(i)}: the bound model has lost its unbound model")
-    return unbound
+    """Row ``i``'s model before ``.on(gpu)``, to bind to a refitted entry (or
+    a GPU of one's own file: the row's GPU key need not name a shipped one)."""
+    return _row_linear(table, i, preset)
 
 
 def row_family(table: SpeedupTable, i: int) -> str | None:
