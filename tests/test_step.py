@@ -174,7 +174,7 @@ def test_breakdown_names():
     (dict(ac="some"), "ac must be one of"),
     (dict(mode="decode", ac="full"), "training options"),
     (dict(context=100), "context"),
-    (dict(recipe="rowwise", fp8_all_gather=True, gpus=8), "not tensorwise"),
+    (dict(recipe="rowwise", fp8_all_gather=True, gpus=8), "not per-tensor"),
     (dict(gpus=8, tp=16, dp_shard=1), "is not gpus=8"),
 ])
 def test_bad_input_is_named(kwargs, message):
@@ -184,9 +184,9 @@ def test_bad_input_is_named(kwargs, message):
 
 
 def test_unknown_links_are_an_error_naming_the_gpu():
-    rs.step(LLAMA3_8B, "tensorwise").on("l40s")  # one GPU needs no links
-    with pytest.raises(StepInputError, match="L40S"):
-        rs.step(LLAMA3_8B, "tensorwise", gpus=8).on("l40s")
+    rs.step(LLAMA3_8B, "tensorwise").on("gaudi3")  # one GPU needs no links
+    with pytest.raises(StepInputError, match="Gaudi 3"):
+        rs.step(LLAMA3_8B, "tensorwise", gpus=8).on("gaudi3")
 
 
 @pytest.mark.parametrize("seq,batch,message", [(-1, 1, "seq_len"), (8192.5, 1, "seq_len"),
@@ -242,12 +242,14 @@ def _bytes_only(expr):
 def test_decode_reads_each_weight_once_per_step():
     # one token per sequence (B = 1): mlp.up_proj's GEMM reads its 4096 x 14336 weight
     # once per layer (32 layers), in bf16 on the baseline side: with the input row
-    # and the output row, 2 * (4096 + 4096 * 14336 + 14336) bytes; the low-precision
-    # side reads the weight in fp8, one byte, plus its scales and the input's cast
+    # and the output row, 2 * (4096 + 4096 * 14336 + 14336) bytes, and the activation
+    # before it reads and writes the bf16 input row (4 * 4096 bytes), which the
+    # low-precision side's cast absorbs; that side reads the weight in fp8, one byte,
+    # plus its scales and the input's cast
     step = rs.step(LLAMA3_8B, "tensorwise_static", mode="decode")
     up = {side: _bytes_only(step.breakdown[f"{side}.linear.mlp.up_proj"]).subs(
         S.LOCAL_BATCH, 1) for side in ("baseline", "lowp")}
-    assert up["baseline"] == 32 * 2 * (4096 + 4096 * 14336 + 14336)
+    assert up["baseline"] == 32 * (2 * (4096 + 4096 * 14336 + 14336) + 4 * 4096)
     assert 32 * 4096 * 14336 < up["lowp"] < 32 * (4096 * 14336 + 10 ** 5)
 
 

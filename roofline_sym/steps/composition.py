@@ -11,6 +11,7 @@ import os
 from typing import Any, Callable, Mapping
 
 from .assembly import assemble
+from .linears import layer_models
 from .model import Step
 from .parallel import Parallelism, StepInputError
 from ..architectures import Architecture, LinearShape, architecture
@@ -45,9 +46,9 @@ def step(model: str | os.PathLike[str] | Architecture | Mapping[str, Any], recip
     spec = StepSpec(architecture(model), recipe, mode, parallel, ac, compile, fp8_all_gather,
                     convert or default_convert, context, kv_cache, implementation, preset,
                     _microbatches(microbatches), attention, options=options)
-    if spec.fp8_all_gather and "tensorwise" not in recipe:
+    if spec.fp8_all_gather and layer_models(spec)[0].recipe.family("output") != "tensorwise":
         raise StepInputError(f"fp8_all_gather gathers per-tensor scaled weights: recipe "
-                             f"{recipe!r} is not tensorwise")
+                             f"{recipe!r} is not per-tensor")
     return Step(spec, *assemble(spec))
 
 

@@ -1,7 +1,9 @@
 """The linear layers of a step: each the layer model (``rs.linear``) at its shape.
 
 Every linear of the architecture is priced by ``model.layer.linear`` with the
-step's recipe, mode, fusion (``compile``), preset and implementation, at
+step's recipe, mode, fusion (``compile``; always in serving, whose engines
+quantize an activation in the kernel that produces it), preset and
+implementation, at
 ``M`` = tokens x top_k, its ``K`` and ``N`` split by tensor parallelism
 (column-parallel layers split ``N``, row-parallel ones ``K``), over its
 local experts (``groups / ep``), weighted by the blocks of one pipeline stage
@@ -99,7 +101,9 @@ def _pieces(t: Term, subs: dict[sympy.Basic, sympy.Expr], factor: sympy.Expr) ->
 def _model(spec: StepSpec, groups: int | None) -> Linear:
     mode = "training" if spec.training else "inference"
     options = tuple(sorted({"implementation": spec.implementation, **spec.options}.items()))
-    return _layer(spec.recipe, mode, spec.compile, spec.preset, groups, options)
+    # a serving engine quantizes activations in the kernel that produces them
+    fuse = spec.compile or not spec.training
+    return _layer(spec.recipe, mode, fuse, spec.preset, groups, options)
 
 
 def layer_models(spec: StepSpec) -> list[Linear]:
