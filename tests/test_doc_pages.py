@@ -24,6 +24,7 @@ PAGES = {
     "index.md": (),
     "breakeven.md": (),
     "hardware.md": (),
+    "step.md": (),
     "from-model-to-verdict.md": ("torch", "transformers", "torchao", "dask.distributed",
                                  "xarray", "pandas"),
 }
