@@ -27,6 +27,7 @@ PAGES = {
     "step.md": (),
     "from-model-to-verdict.md": ("torch", "transformers", "torchao", "dask.distributed",
                                  "xarray", "pandas"),
+    "from-model-to-step.md": (),
 }
 
 

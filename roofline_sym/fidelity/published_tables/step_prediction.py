@@ -35,7 +35,8 @@ from ...validate import label
 from .rows import row_gpu
 from .step_table import StepRow, published_steps_path, read_steps
 
-__all__ = ["predict_steps", "predict_rows", "step_of", "step_band", "step_residuals",
+__all__ = ["predict_steps", "predict_rows", "step_of", "step_band", "step_scores",
+           "step_residuals",
            "step_residuals_path",
            "write_step_residuals", "read_step_residuals", "MIN_ROWS"]
 
@@ -172,6 +173,35 @@ def step_band(row: StepRow, interval: float, pool: Sequence[tuple[str, str, floa
     weights = np.array([1.0 / counts[s] for s, _, _ in chosen])
     lo, hi = _weighted_quantiles(values, weights, [(1 - interval) / 2, (1 + interval) / 2])
     return math.exp(-hi), math.exp(-lo)
+
+
+def step_scores(interval: float = 0.8) -> list[dict[str, Any]]:
+    """Each published run the step model prices, as it predicted it without its
+    measurement (the stored residuals): ``source_id``, ``line``, ``kind``,
+    ``moe``, ``measured``, ``predicted`` and the band ``low``, ``high`` made
+    from the other sources' runs.
+
+    >>> rows = step_scores()
+    >>> len(rows) >= 30 and all(r["low"] < r["predicted"] < r["high"] for r in rows)
+    True
+    """
+    path = published_steps_path()
+    table = {r.line: r for r in read_steps(path)}
+    _, text = read_text(path, "step table")
+    measured = {line: float(rec["measured_speedup"]) for line, rec in
+                Delimited(text.splitlines(keepends=True), label(path)).records()
+                if rec["measured_speedup"]}
+    pool = read_step_residuals()
+    name, stored = read_text(step_residuals_path(), "step residuals")
+    out = []
+    for _, rec in Delimited(stored.splitlines(keepends=True), label(name)).records():
+        line = int(rec["line"])
+        low, high = step_band(table[line], interval, pool)
+        predicted = measured[line] * math.exp(float(rec["log_ratio"]))
+        out.append({"source_id": rec["source_id"], "line": line, "kind": rec["kind"],
+                    "moe": rec["moe"] == "yes", "measured": measured[line],
+                    "predicted": predicted, "low": predicted * low, "high": predicted * high})
+    return out
 
 
 def predict_steps(path_or_table: Any, interval: float = 0.8) -> dict[str, np.ndarray]:
