@@ -21,6 +21,7 @@ from functools import cache
 import sympy
 from sympy.printing.printer import Printer
 from .errors import InputError
+from .families import FAMILIES, NAMES
 
 __all__ = [
     "M",
@@ -117,8 +118,8 @@ def launch_overhead() -> sympy.Symbol:
 # (activation, gradient accumulation); norm: a normalization; rescale: a GEMM
 # output multiplied by its operands' row and column scales.
 KERNEL_KINDS = ("cast", "cast4", "transpose", "reduce", "elementwise", "norm", "rescale")
-# Scaling families of low-precision GEMMs (their kernels differ in speed).
-SCALING_FAMILIES = ("tensorwise", "rowwise", "blockwise", "mx", "nvfp4")
+# Scaling families of low-precision GEMMs (their kernels differ in speed): families.py
+SCALING_FAMILIES = NAMES
 _GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")  # devices.entry.GEMM_DTYPES
 
 
@@ -135,9 +136,8 @@ def gemm_class(dtype: str, scaling: str | None = None, grouped: bool = False) ->
 # every GEMM class a hardware entry may give a fixed time for
 GEMM_CLASSES = tuple(gemm_class(d, f, g) for g in (False, True)
                      for d, f in (("bf16", None), ("fp16", None),
-                                  *(("fp8", f) for f in ("tensorwise", "rowwise", "blockwise",
-                                                         "mx")),
-                                  ("fp4", "mx"), ("fp4", "nvfp4")))
+                                  *sorted(((d, f.name) for f in FAMILIES for d in f.dtypes),
+                                          key=lambda c: c[0] == "fp4")))
 
 
 def gemm_fixed_time(cls: str) -> sympy.Symbol:

@@ -19,6 +19,7 @@ PACKAGE = Path(rs.__file__).parent
 # bottom up; a layer is a top-level module or subpackage of roofline_sym
 LAYERS = [
     ("errors",),  # RooflineError and its kinds: every module may raise them
+    ("families",),  # the scaling families of low-precision GEMMs, as data
     ("validate", "datafile", "symbols", "renderers", "_version", "exports"),  # foundations:
     # checks, data files read and written, the symbol factory, LaTeX writers, the
     # version, a package's names loaded on first use

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Iterator, Mapping
 import sympy
 
 from .. import symbols as S
+from ..families import BLOCK_SCALED
 from ..errors import InputError, UnknownNameError
 from .calibration import Carried, Fitted
 from ..validate import RANGES, escape, field_kind, has_control, range_problem, show
@@ -42,7 +43,7 @@ __all__ = [
 PEAK_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8")
 GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")
 # Families of block-scaled GEMMs a GPU may run in hardware (Blackwell: both).
-BLOCK_SCALINGS = ("mx", "nvfp4")
+BLOCK_SCALINGS = BLOCK_SCALED
 
 # Physical ranges of every number: validate.RANGES, by the field's kind
 # (validate.FIELD_KINDS).  The size-dependent efficiency tables and their keys: a

@@ -26,6 +26,7 @@ from .. import renderers
 from .. import symbols as S
 from ..devices import Hardware, hardware, implementations
 from ..errors import InputError, UnknownNameError
+from ..families import BLOCK_SCALED, family_of
 from ..validate import InputTypeError, count, first_fraction, items, show
 from ..evaluation.compiled import BoundTerms, CompiledTerms
 from ..evaluation.lazy import evaluate_lazy, is_lazy
@@ -67,7 +68,7 @@ def _gemm_scale_bytes(r: Recipe, gemm: str, m: sympy.Expr, k: sympy.Expr, n: sym
         return sum((c * scaling(s).scale_bytes(dim, k)
                     for s, dim, c in ((a, m, 1), (b, n, copies)) if s), sympy.Integer(0))
     # torchao: MX / NVFP4 only, floor over both operands, at the operand's size
-    if a is None or not a.startswith(("mx", "nvfp4")):
+    if a is None or family_of(a) not in BLOCK_SCALED:
         return sympy.Integer(0)
     block = scaling(a).block[1]
     return sympy.floor((m * k + copies * k * n) / block) * element(r.gemm_format(gemm)).bytes

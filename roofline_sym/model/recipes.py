@@ -28,6 +28,7 @@ import sympy
 
 from ..devices import Hardware
 from ..errors import InputError, InputTypeError
+from ..families import BLOCK_SCALED, family_of
 from ..symbols import K, M, N
 from ..validate import choice, unknown_name
 from .formats import element, scaling
@@ -118,10 +119,7 @@ def scaling_family(scaling_name: str | None) -> str:
     >>> scaling_family("blockwise_1x128"), scaling_family(None)
     ('blockwise', 'tensorwise')
     """
-    if scaling_name is None:
-        return "tensorwise"
-    return next(f for f in ("rowwise", "blockwise", "mx", "nvfp4")
-                if scaling_name.startswith(f))
+    return family_of(scaling_name)
 
 
 @dataclass(frozen=True)
@@ -363,7 +361,7 @@ def _training_table() -> dict[str, Recipe]:
 def _inference_table() -> dict[str, Recipe]:
     def one(name: str, out: str, kernels: tuple[Kernel, ...], s: str | None,
             desc: str) -> Recipe:
-        family = tuple(f for f in ("mx", "nvfp4") if s and s.startswith(f))
+        family = tuple(f for f in BLOCK_SCALED if s and family_of(s) == f)
         return Recipe(name, "inference", out, {"input": kernels},
                       _all_gemms("inference", s), description=desc, block_scaled=family)
 
@@ -424,7 +422,7 @@ def _swizzles(kernels: tuple[Kernel, ...]) -> tuple[Kernel, ...]:
     small re-layout kernel per scale tensor a cast writes (reads and writes it)."""
     return tuple(Kernel(f"swizzle_{k.name}", scales=(s, s), kind="elementwise")
                  for k in kernels for s in k.scales
-                 if scaling_family(s.scaling) in ("mx", "nvfp4"))
+                 if scaling_family(s.scaling) in BLOCK_SCALED)
 
 
 def _default_training(base: Mapping[str, Recipe]) -> dict[str, Recipe]:
@@ -469,7 +467,7 @@ def _default_training(base: Mapping[str, Recipe]) -> dict[str, Recipe]:
         slow = tuple(g for g in ("grad_input", "grad_weight") if g not in out[name].bf16_gemms)
         out[name] = replace(out[name], slow_accum_gemms=slow)
     for name, r in base.items():
-        if set(r.block_scaled) & {"mx", "nvfp4"}:
+        if set(r.block_scaled) & set(BLOCK_SCALED):
             out[name] = replace(r, kernels={role: ks + _swizzles(ks)
                                             for role, ks in r.kernels.items()})
     out["mxfp8_emulated"] = _emulated(base["mxfp8_emulated"])

@@ -29,6 +29,7 @@ from ...devices.toml_io import cited_sources, edit_entries, load_hardware, write
 from ...devices import implementations as impls
 from ...devices.entry import fixed_time_prior
 from ...errors import InputError
+from ...families import BLOCK_SCALED
 from .gemm_kernels import GemmRows, gemm_rows
 from .joint_fit import FIXED_LIMIT, RATE_LIMIT, SpeedupFit, fit_speedups
 from .speedup_table import SpeedupTable, published
@@ -354,7 +355,7 @@ def _entry_fields(fit_: SpeedupFit, spec: Spec, target: Hardware,
     # every class a GPU runs gets a number; the ones no row pins inherit their prior
     classes = [c for c in S.GEMM_CLASSES if c.split("_")[0] in hw.peak_flops
                and not c.startswith("fp16") and all(
-                   hw.supports_block_scaling(f) for f in ("mx", "nvfp4") if f"_{f}" in c)]
+                   hw.supports_block_scaling(f) for f in BLOCK_SCALED if f"_{f}" in c)]
     values = {c: float(capped.fixed_time("gemm_fixed_s", c) or 0) for c in classes}
     clamped = {c: f"raised to the bf16 class's / {_FIXED_FLOOR} (the physical limit)"
                for c in classes if values[c] != float(hw.fixed_time("gemm_fixed_s", c) or 0)}
