@@ -132,6 +132,8 @@ def test_the_shipped_records_say_what_the_fit_reads():
     assert list(gpu_fits.SPECS) == ["H100 SXM", "B200 (HGX)", "RTX 5090"]
     assert gpu_fits.TRANSFERS["H100 96GB HBM2e"] == ("H100 SXM", False)
     assert "ao-infer-b200-r1" in gpu_fits.SUPERSEDED
+    # the prediction bands' quick answer, from the catalog's dataset, names the same GPUs
+    assert gpu_fits.fitted_gpus() == set(gpu_fits.SPECS)
     # every shipped GPU has a generation, a best-shape fraction and a calibration
     for hw in rs.devices.dataset().entries:
         assert hw.generation and hw.best_shape_efficiency["bf16"] > 0 and hw.calibration

@@ -9,7 +9,8 @@ writes the results into the same file through its writer
 measurements of its own (the same die at another bandwidth, or a part of
 the same generation): latencies stay latencies, class ratios stay ratios.
 
->>> SPECS["H100 SXM"].free[:3]
+>>> from roofline_sym.fidelity.published_tables import gpu_fits
+>>> gpu_fits.SPECS["H100 SXM"].free[:3]
 ('eta_bf16', 'eta_fp8', 'kappa_rowwise')
 """
 
@@ -17,13 +18,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from ... import symbols as S
-from ...devices import Hardware, hardware, list_hardware
+from ...devices import Hardware, dataset, hardware, list_hardware
 from ...devices.calibration import Carried, Fitted
 from ...devices.toml_io import cited_sources, edit_entries, load_hardware, write_hardware
 from ...devices import implementations as impls
@@ -38,7 +40,7 @@ from .rows import predictable
 __all__ = ["Spec", "SPECS", "SUPERSEDED", "TEST_SET", "spec_of", "rows", "scored", "kernel_rows",
            "fit",
            "prior_entry", "unfitted",
-           "transfer", "TRANSFERS", "dataset_fields", "profile_toml", "write_dataset"]
+           "transfer", "TRANSFERS", "dataset_fields", "profile_toml", "write_dataset", "fitted_gpus"]
 
 
 @dataclass(frozen=True)
@@ -123,8 +125,36 @@ def _records(path: Path | None = None) -> tuple[dict[str, Spec], dict[str, tuple
 # efficiency model is carried over from, whether its low-precision GEMM rates keep
 # the fitted ratio to bf16)), and the rows kept for the record, neither fitted nor
 # scored (published/README.md says why for each): as the GPU records of
-# data/default.toml hold them
-SPECS, TRANSFERS, SUPERSEDED = _records()
+# data/default.toml hold them; read on first use (module ``__getattr__``): importing
+# this module, as the main job's prediction bands do, reads no hardware file
+SPECS: dict[str, Spec]
+TRANSFERS: dict[str, tuple[str, bool]]
+SUPERSEDED: tuple[str, ...]
+_RECORDS = ("SPECS", "TRANSFERS", "SUPERSEDED")
+
+
+@cache
+def _shipped_records() -> tuple[dict[str, Spec], dict[str, tuple[str, bool]], tuple[str, ...]]:
+    return _records()
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RECORDS:
+        return _shipped_records()[_RECORDS.index(name)]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@cache
+def fitted_gpus() -> frozenset[str]:
+    """The shipped GPUs whose record holds a fitted calibration (the names of
+    ``SPECS``), from the default dataset as the catalog read it: no second
+    reading of the hardware file.
+
+    >>> "H100 SXM" in fitted_gpus()
+    True
+    """
+    return frozenset(hw.name for hw in dataset("default").entries
+                     if isinstance(hw.calibration, Fitted))
 
 
 def rows(spec: Spec, table: SpeedupTable | None = None,
@@ -143,7 +173,7 @@ def scored(table: SpeedupTable) -> np.ndarray:
     """Which rows a fit reads and a cross-validation scores: single-shape,
     measured, neither ``SUPERSEDED`` nor in the ``TEST_SET``."""
     ok: np.ndarray = (predictable(table) & ~np.isnan(table.measured)
-                      & ~np.isin(table.source_id, SUPERSEDED + TEST_SET))
+                      & ~np.isin(table.source_id, _shipped_records()[2] + TEST_SET))
     return ok
 
 
@@ -151,7 +181,8 @@ def kernel_rows(spec: Spec, kernels: GemmRows | None = None,
                 exclude: tuple[str, ...] = ()) -> GemmRows:
     """The GEMM kernel rows ``spec`` anchors its GEMM classes with."""
     k = gemm_rows() if kernels is None else kernels
-    keep = np.isin(k.gpu, spec.gpus) & ~np.isin(k.source_id, exclude + SUPERSEDED + TEST_SET)
+    superseded = _shipped_records()[2]
+    keep = np.isin(k.gpu, spec.gpus) & ~np.isin(k.source_id, exclude + superseded + TEST_SET)
     if spec.sources:
         keep &= np.isin(k.source_id, spec.sources)
     return k.select(keep)

@@ -85,7 +85,7 @@ def row_class(gpu: Hardware, workload: str, implementation: str, family: str | N
               mode: str = "") -> RowClass:
     """The class of a prediction for ``gpu`` running ``workload`` in ``mode``
     with ``implementation`` GEMMs of scaling ``family``."""
-    calibrated = gpu.name in calibrations.SPECS
+    calibrated = gpu.name in calibrations.fitted_gpus()
     impl_ok = implementation == "torch" or (
         family is not None and impls.profile(implementation, gpu, family) is not None)
     return RowClass(str(impls.generation(gpu)), WORKLOAD_CLASSES.get(workload, "layer"),
