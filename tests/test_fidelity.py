@@ -9,8 +9,8 @@ import pytest
 
 import roofline_sym as rs
 from roofline_sym.fidelity.own_gpu import measurement_file as mfile, timing as ms
-from roofline_sym.fidelity.own_gpu.hardware_fit import fit, synthesize
-from roofline_sym.fidelity import cli, composed_components, report, sample_path
+from roofline_sym.fidelity.own_gpu.hardware_fit import fit_hardware, synthesize
+from roofline_sym.fidelity import cli, composed_components, measured_report, sample_path
 
 ROOT = Path(__file__).resolve().parents[1]
 # what the sample's header says it was generated with
@@ -25,7 +25,7 @@ def sample():
 
 @pytest.fixture(scope="module")
 def sample_report(sample):
-    return report(sample, hardware="h200")
+    return measured_report(sample, hardware="h200")
 
 
 def test_sample_is_labelled_synthetic_everywhere(sample):
@@ -83,7 +83,7 @@ def test_calibration_improves_the_sample_and_size_dependence_fixes_small_shapes(
     assert goals["rowwise", "M, K, N in 1024..16384"]["passed"]
     # the constant-efficiency model misses the 512 cube (its data has fixed times)
     assert not goals["tensorwise", "below 1024"]["passed"]
-    extended = report(sample, hardware="h200", size_dependent=True)
+    extended = measured_report(sample, hardware="h200", size_dependent=True)
     assert all(g["passed"] for g in extended.goals())
     # the worst of its speedups is off by the sample's noise alone (2% lognormal per
     # component, a ratio of sums of them: the largest of a hundred about 5%)
@@ -121,38 +121,38 @@ def test_report_text(sample_report):
 
 
 def test_calibrated_may_be_given_as_a_calibration_a_hardware_or_a_file(sample, tmp_path):
-    cal = fit(sample, "h200")
+    cal = fit_hardware(sample, "h200")
     path = cal.to_toml(tmp_path / "cal.toml")
-    a = report(sample, "h200", calibrated=cal)
-    b = report(sample, "h200", calibrated=cal.hardware)
-    c = report(sample, "h200", calibrated=path)
+    a = measured_report(sample, "h200", calibrated=cal)
+    b = measured_report(sample, "h200", calibrated=cal.hardware)
+    c = measured_report(sample, "h200", calibrated=path)
     for other in (b, c):
         np.testing.assert_allclose([r["after"] for r in other.rows], [r["after"] for r in a.rows],
                                    rtol=1e-12)
-    none = report(sample, "h200", calibrated=False)
+    none = measured_report(sample, "h200", calibrated=False)
     assert none.calibration is None and all(np.isnan(r["after"]) for r in none.rows)
     assert none.goals()[0]["model"] == "before"
     with pytest.raises(TypeError, match="calibrated must be"):
-        report(sample, "h200", calibrated=3)
+        measured_report(sample, "h200", calibrated=3)
 
 
 def test_hardware_comes_from_the_files_gpu_or_must_be_given(sample):
     # a synthetic file names the GPU it models
-    assert report(sample, calibrated=False).hardware.name == "H200 SXM"
+    assert measured_report(sample, calibrated=False).hardware.name == "H200 SXM"
     unknown = mfile.Measurements(sample.cases, sample.time_s,
                               {**sample.columns, "gpu": ("Some GPU",) * len(sample)},
                               source="run.csv")
     with pytest.raises(ValueError, match="pass hardware="):
-        report(unknown)
+        measured_report(unknown)
     real = mfile.Measurements(sample.cases, sample.time_s,
                            {**sample.columns, "gpu": ("NVIDIA H100 80GB HBM3",) * len(sample)},
                            source="run.csv")
-    assert report(real, calibrated=False).hardware.name == "H100 SXM"
+    assert measured_report(real, calibrated=False).hardware.name == "H100 SXM"
 
 
 def test_partial_files_report_components_only():
     meas = synthesize("h200", ms.grid("quick"), noise=0.0).select(lambda c: c.kind == "gemm")
-    rep = report(meas, "h200")
+    rep = measured_report(meas, "h200")
     assert rep.rows and all(r["kind"] == "component" for r in rep.rows)
     assert all(g["n"] == 0 and not g["passed"] for g in rep.goals())
     assert "no rows" in rep.text()
@@ -160,12 +160,12 @@ def test_partial_files_report_components_only():
 
 def test_rows_of_dtypes_the_gpu_lacks_are_left_out_with_a_note():
     meas = synthesize("h200", ms.grid("quick"), noise=0.0)
-    rep = report(meas, "a100", calibrated=False)
+    rep = measured_report(meas, "a100", calibrated=False)
     assert all(not r["name"].startswith("gemm.fp8") for r in rep.rows)
     assert "rows of dtypes A100 SXM 80GB has no peak for are left out" in rep.notes[0]
     # they are left out before the fit too: calibrating works on the rest
     with pytest.warns(UserWarning, match="clipped to 1"):  # H200 data on an A100
-        fitted = report(meas, "a100")
+        fitted = measured_report(meas, "a100")
     kept = [c for c in meas.cases if c.dtype != "fp8"]
     assert fitted.calibration.rows == len(kept) == sum(r["kind"] == "component"
                                                         for r in fitted.rows)
@@ -178,7 +178,7 @@ def test_stale_bytes_in_a_file_are_noted():
     columns = dict(meas.columns)
     columns["bytes"] = ("1",) + columns["bytes"][1:]
     changed = mfile.Measurements(meas.cases, meas.time_s, columns, meas.comments)
-    assert "1 rows' bytes or FLOPs differ" in report(changed, "h200").notes[0]
+    assert "1 rows' bytes or FLOPs differ" in measured_report(changed, "h200").notes[0]
 
 
 def test_plot_is_written_or_skipped_without_matplotlib(sample_report, tmp_path, monkeypatch):
@@ -261,8 +261,8 @@ def test_cli_writes_back_a_calibrated_file_it_was_given(tmp_path):
 def test_calibrating_on_a_few_shapes_and_reporting_on_all(sample):
     few = sample.select(lambda c: c.kind == "micro" or (c.M, c.K, c.N) in {
         (1024, 1024, 1024), (4096, 4096, 4096), (16384, 16384, 16384)})
-    cal = fit(few, "h200", size_dependent=True)
-    rep = report(sample, "h200", calibrated=cal)
+    cal = fit_hardware(few, "h200", size_dependent=True)
+    rep = measured_report(sample, "h200", calibrated=cal)
     assert rep.calibration.rows == len(few) < len(sample)
     held_out = [r for r in rep.rows if r["kind"] == "speedup" and r["K"] != r["N"]]
     assert held_out and max(abs(r["after_error"]) for r in held_out) < 0.05
@@ -280,7 +280,7 @@ for name in f.__all__:
     module = importlib.import_module("roofline_sym.fidelity." + f._WHERE[name])
     assert getattr(f, name) is getattr(module, f._RENAMED.get(name, name)), name
 assert set(f.__all__) == set(f._WHERE) and set(f.__all__) <= set(dir(f))
-from roofline_sym.fidelity import report, published_report
-assert report is not published_report
+from roofline_sym.fidelity import measured_report, published_report
+assert measured_report is not published_report
 """
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -10,7 +10,7 @@ import pytest
 
 import roofline_sym as rs
 from roofline_sym.fidelity.published_tables import first_sight as fs
-from roofline_sym.fidelity.published_tables import gpu_fits as calibrations
+from roofline_sym.fidelity.published_tables import gpu_fits
 from roofline_sym.fidelity.published_tables.speedup_table import kernels_path, published
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,12 +71,12 @@ def test_the_stored_rows_are_the_published_rows_of_their_source():
 
 def test_the_test_set_is_scored_at_first_sight_and_never_fitted():
     recorded = {r["source"] for r in fs.read_first_sight()}
-    assert set(calibrations.TEST_SET) <= recorded
+    assert set(gpu_fits.TEST_SET) <= recorded
     t = published()
-    held = np.isin(t.source_id, calibrations.TEST_SET)
-    assert not (calibrations.scored(t) & held).any()
-    for spec in calibrations.SPECS.values():
-        assert not set(calibrations.kernel_rows(spec).source_id) & set(calibrations.TEST_SET)
+    held = np.isin(t.source_id, gpu_fits.TEST_SET)
+    assert not (gpu_fits.scored(t) & held).any()
+    for spec in gpu_fits.SPECS.values():
+        assert not set(gpu_fits.kernel_rows(spec).source_id) & set(gpu_fits.TEST_SET)
 
 
 # -- scoring ----------------------------------------------------------------------------------------

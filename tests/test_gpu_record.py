@@ -87,7 +87,7 @@ def test_a_new_gpu_is_fitted_and_written_back(data):
     values = {str(k): float(v) for k, v in truth.parameters.items()}
     measured = predict_rows(read(rows), values, truth, shipped=False)
     table = read([{**r, "measured_speedup": float(s)} for r, s in zip(rows, measured)])
-    fitted = gpu_fits.fit(spec, table, base=x100, kernels=_no_kernels())
+    fitted = gpu_fits.fit_gpu(spec, table, base=x100, kernels=_no_kernels())
     assert fitted.values == {"eta_fp8": 0.55}
     # written back through the hardware file's writer, every other entry as it was
     fields = gpu_fits.dataset_fields({x100.name: fitted}, str(data))

@@ -176,9 +176,10 @@ ENTRIES = {
     "Work(bytes)": lambda p: Work(bytes=p),
     "parse_csv": lambda p: ms.parse_csv(p),
     "read_csv": lambda p: ms.read_csv(p),
-    "calibrate.fit(file)": lambda p: rs.fidelity.own_gpu.fit(p),
-    "calibrate.fit(base)": lambda p: rs.fidelity.own_gpu.fit(MEASUREMENTS, p),
-    "fidelity.report(hardware)": lambda p: rs.fidelity.report(MEASUREMENTS, p, False),
+    "own_gpu.fit_hardware(file)": lambda p: rs.fidelity.own_gpu.fit_hardware(p),
+    "own_gpu.fit_hardware(base)": lambda p: rs.fidelity.own_gpu.fit_hardware(MEASUREMENTS, p),
+    "fidelity.measured_report(hardware)":
+        lambda p: rs.fidelity.measured_report(MEASUREMENTS, p, False),
     "plot.speedup_heatmap(model)": lambda p: rs.plot.speedup_heatmap(p),
     "plot.speedup_heatmap(resolution)": lambda p: rs.plot.speedup_heatmap(
         BOUND, resolution=p, breakeven=False),

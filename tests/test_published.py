@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, strategies as st
 
 import roofline_sym as rs
-from roofline_sym.fidelity.published_tables import gpu_fits as calibrations
+from roofline_sym.fidelity.published_tables import gpu_fits
 from roofline_sym.fidelity.published_tables import speedup_table as speedup_tables
 from roofline_sym.fidelity.published_tables import intervals
 from roofline_sym.fidelity.published_tables.joint_fit import errors, fit_speedups, source_weights
-from roofline_sym.fidelity.published_tables.scorecard import SPLITS, heldout, report
+from roofline_sym.fidelity.published_tables.scorecard import SPLITS, heldout, published_report
 from roofline_sym.fidelity.published_tables.stored_residuals import heldout_path, stored_heldout
 from roofline_sym.devices.entry import UnknownHardwareError
 from roofline_sym.fidelity.published_tables.gemm_kernels import gemm_rows
@@ -149,7 +149,7 @@ def test_every_gpu_and_workload_is_predicted():
 # -- accuracy ------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def rep():
-    return report()
+    return published_report()
 
 
 def test_default_fits_the_published_rows_and_beats_torchao(rep):
@@ -330,10 +330,10 @@ def test_fit_refuses_what_it_cannot_fit():
         fit_speedups(rows, "h100", ["P_fp8"])
 
 
-@pytest.mark.parametrize("gpu", list(calibrations.SPECS))
+@pytest.mark.parametrize("gpu", list(gpu_fits.SPECS))
 def test_the_shipped_calibration_is_what_its_spec_refits(gpu):
-    spec = calibrations.SPECS[gpu]
-    fitted = calibrations.fit(spec).hardware
+    spec = gpu_fits.SPECS[gpu]
+    fitted = gpu_fits.fit_gpu(spec).hardware
     shipped = rs.hardware(gpu)
     for sym, value in fitted.stated.items():
         assert float(shipped.stated[sym]) == pytest.approx(float(value), rel=0.02), str(sym)
@@ -342,10 +342,10 @@ def test_the_shipped_calibration_is_what_its_spec_refits(gpu):
 
 
 def test_uncalibrated_gpus_carry_the_fit_over():
-    fits = {g: rs.hardware(g) for g in calibrations.SPECS}
-    for target, (source, same) in calibrations.TRANSFERS.items():
+    fits = {g: rs.hardware(g) for g in gpu_fits.SPECS}
+    for target, (source, same) in gpu_fits.TRANSFERS.items():
         hw = rs.hardware(target)
-        for name, value in calibrations.transfer(fits[source], hw, same).items():
+        for name, value in gpu_fits.transfer(fits[source], hw, same).items():
             got = float(hw.stated[rs.symbols.hardware_symbol(name)])
             assert got == pytest.approx(value, rel=2e-3), (target, name)
         assert "derived" in hw.sources["kernel_efficiency"]
@@ -357,8 +357,8 @@ def test_kernel_fixed_times_carry_over_within_a_generation_only():
     h100 = rs.hardware("H100 SXM")
     cast, gemm = float(h100.kernel_fixed_s["cast"]), float(h100.gemm_fixed_s["bf16"])
     assert cast > 3 * gemm  # the distinction matters for the shipped numbers
-    same = calibrations.transfer(h100, rs.hardware("H200 SXM"), True)
-    other = calibrations.transfer(h100, rs.hardware("MI300X"), False)
+    same = gpu_fits.transfer(h100, rs.hardware("H200 SXM"), True)
+    other = gpu_fits.transfer(h100, rs.hardware("MI300X"), False)
     for kind in rs.symbols.KERNEL_KINDS:
         assert same[f"t0_{kind}"] == pytest.approx(float(h100.kernel_fixed_s[kind]), rel=1e-3)
         assert other[f"t0_{kind}"] == pytest.approx(gemm, rel=1e-3)

@@ -19,13 +19,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .own_gpu.comparison import GOALS, Report, cli, composed_components, report, sample_path
+    from .own_gpu.comparison import (GOALS, Report, cli, composed_components, measured_report,
+                                     sample_path)
     from .published_tables.cross_validation import leave_one_source_out
     from .published_tables.intervals import breakeven_range, speedup_band
     from .published_tables.joint_fit import fit_speedups
     from .published_tables.prediction import predict_speedups
     from .published_tables.scorecard import heldout
-    from .published_tables.scorecard import report as published_report
+    from .published_tables.scorecard import published_report
     from .published_tables.speedup_table import SpeedupTable, published
     from .published_tables.speedup_table import read as read_speedups
     from .published_tables.step_prediction import predict_steps
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 # every name's module and its name there, loaded on first access: a module
 # that needs one pipeline (the main job's intervals) does not load the other
 _WHERE = {
-    **dict.fromkeys(["GOALS", "Report", "cli", "composed_components", "report",
+    **dict.fromkeys(["GOALS", "Report", "cli", "composed_components", "measured_report",
                      "sample_path"], "own_gpu.comparison"),
     "leave_one_source_out": "published_tables.cross_validation",
     "breakeven_range": "published_tables.intervals",
@@ -51,9 +52,9 @@ _WHERE = {
     "read_steps": "published_tables.step_table",
     "predict_steps": "published_tables.step_prediction",
 }
-_RENAMED = {"published_report": "report", "read_speedups": "read"}
+_RENAMED = {"read_speedups": "read"}
 
-__all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components",
+__all__ = ["Report", "measured_report", "cli", "sample_path", "GOALS", "composed_components",
            "predict_speedups", "published", "published_report", "heldout", "SpeedupTable",
            "read_speedups", "leave_one_source_out", "breakeven_range", "speedup_band",
            "fit_speedups", "stored_cross_validation", "read_steps", "predict_steps"]

@@ -7,11 +7,11 @@ imported only when timing), ``measurement_file`` (the CSV),
 file), ``comparison`` (predicted vs measured, before and after the fit).
 """
 
-from .comparison import report, sample_path
+from .comparison import measured_report, sample_path
 from .cuda import MeasureError
-from .hardware_fit import Calibration, fit, synthesize
+from .hardware_fit import Calibration, fit_hardware, synthesize
 from .measurement_file import Measurements, read_csv
 from .timing import GRIDS, grid, measure
 
-__all__ = ["measure", "grid", "GRIDS", "MeasureError", "Measurements", "read_csv", "fit",
-           "synthesize", "Calibration", "report", "sample_path"]
+__all__ = ["measure", "grid", "GRIDS", "MeasureError", "Measurements", "read_csv", "fit_hardware",
+           "synthesize", "Calibration", "measured_report", "sample_path"]

@@ -1,6 +1,6 @@
 """How well the model predicts the times measured on a GPU of one's own.
 
-For a GPU measured with ``roofline-sym measure``: ``report(file)`` compares, for every measured row, the model's time of the
+For a GPU measured with ``roofline-sym measure``: ``measured_report(file)`` compares, for every measured row, the model's time of the
 component with the measured time, and for every shape with all components
 of a recipe, the composed training speedup (bf16 GEMMs over fp8 GEMMs plus
 unfused casts) with the model's.  Errors are summarised per component and
@@ -10,7 +10,7 @@ calibration (a dataset entry) and after (fitted to the same file, or given).
 >>> from roofline_sym.fidelity.own_gpu.hardware_fit import synthesize
 >>> from roofline_sym.fidelity.own_gpu.timing import grid
 >>> meas = synthesize("h200", grid("quick"), {"eta_fp8": 0.6}, noise=0.0)
->>> rep = report(meas, hardware="h200")
+>>> rep = measured_report(meas, hardware="h200")
 >>> rep.synthetic, round(rep.calibration.values["eta_fp8"], 3)
 (True, 0.6)
 >>> row = rep.stats("speedup.fp8_tensorwise")
@@ -35,11 +35,11 @@ from ...devices.toml_io import writable_path
 from ...errors import InputError, InputTypeError, UnknownNameError
 from ...model.layer import linear
 from ...output import plot as figures
-from .hardware_fit import Calibration, fit, hardware_values, resolve_hardware
+from .hardware_fit import Calibration, fit_hardware, hardware_values, resolve_hardware
 from .components import CAST_RECIPES, COMPONENTS, GEMM_NAMES, model_times
 from .measurement_file import Measurements, read_csv
 
-__all__ = ["Report", "report", "cli", "sample_path", "GOALS", "composed_components"]
+__all__ = ["Report", "measured_report", "cli", "sample_path", "GOALS", "composed_components"]
 
 
 # The fidelity goal for a real run (issue 7), on composed speedups after
@@ -243,14 +243,14 @@ def _pair(median: float, maximum: float) -> str:
 
 
 # -- building a report -----------------------------------------------------------------------
-def report(measurements: Measurements | str | os.PathLike[str],
+def measured_report(measurements: Measurements | str | os.PathLike[str],
            hardware: Hardware | str | None = None, calibrated: Any = True, *,
            size_dependent: bool = False) -> Report:
     """Predicted vs measured for a measurement file.
 
     ``hardware``: the "before" entry (name, ``Hardware``, or None for the
     file's GPU in the default dataset).  ``calibrated``: True fits the model
-    to this file (``calibrate.fit``, ``size_dependent`` as given); a
+    to this file (``fit_hardware``, ``size_dependent`` as given); a
     ``Calibration``, a ``Hardware`` or a hardware TOML path
     (``Calibration.load``) uses that; False reports "before" only.  Rows of
     GEMM dtypes the "before" entry has no peak for are left out, before
@@ -276,7 +276,7 @@ def report(measurements: Measurements | str | os.PathLike[str],
 def _report_calibration(calibrated: Any, meas: Measurements, base: Hardware,
                         size_dependent: bool) -> Calibration | None:
     if calibrated is True:
-        return fit(meas, base, size_dependent=size_dependent)
+        return fit_hardware(meas, base, size_dependent=size_dependent)
     if calibrated is False or calibrated is None:
         return None
     if isinstance(calibrated, Calibration):
@@ -405,7 +405,7 @@ def cli(path: str | os.PathLike[str], *, hardware: Hardware | str | None = None,
         raise InputError("--write-hardware needs a calibration; drop --no-calibrate")
     if write_hardware is not None:
         writable_path(write_hardware)  # a bad name fails before the fit
-    rep = report(path, hardware, calibrated, size_dependent=size_dependent)
+    rep = measured_report(path, hardware, calibrated, size_dependent=size_dependent)
     lines = [rep.text(regimes)]
     if write_hardware is not None:
         if rep.calibration is None:  # calibrated is neither False nor None: checked above

@@ -23,7 +23,7 @@ prices GEMMs the same way.
 >>> from roofline_sym.fidelity.own_gpu.timing import grid
 >>> truth = {"eta_bf16": 0.75, "eta_fp8": 0.62, "eta_mem": 0.85, "t_launch": 3e-6}
 >>> meas = synthesize("h200", grid("quick"), truth, noise=0.0)
->>> cal = fit(meas, "h200")
+>>> cal = fit_hardware(meas, "h200")
 >>> cal.values
 {'eta_bf16': 0.75, 'eta_fp8': 0.62, 'eta_mem': 0.85, 't_launch': 3e-06}
 >>> cal.hardware.name, cal.hardware.gemm_efficiency["fp8"]
@@ -53,11 +53,9 @@ from ...model.term import roofline_piece_times
 from ...validate import RANGES, unknown_name
 from .components import GEMM_CLASSES, Case, model_times
 from .timing import RepeatPolicy, grid, run
-from ..published_tables.joint_fit import fit_speedups
 from .measurement_file import SYNTHETIC_GPU, Measurements, parse_csv, read_csv, write_measurements
 
-__all__ = ["Calibration", "fit", "fit_speedups", "synthesize", "hardware_values",
-           "resolve_hardware"]
+__all__ = ["Calibration", "fit_hardware", "synthesize", "hardware_values", "resolve_hardware"]
 
 # Significant digits kept in a fitted value: timing noise is ~1%, and short
 # decimals keep the TOML readable and its exact Rationals small.
@@ -82,7 +80,7 @@ class Calibration:
     measured (seconds, ``t0_<class>`` by class) of a size-dependent fit
     (empty otherwise);
     ``rms_log_error``: the fit's root-mean-square ``log(pred / measured)``;
-    ``source``: the measurement file fitted to (``fit``) or the hardware file
+    ``source``: the measurement file fitted to (``fit_hardware``) or the hardware file
     read back (``load``); ``meas_sources``: the ``[sources]`` citation keys
     that the entry's sources cite; ``toml_sources``: per ``Hardware`` field,
     the source as written in the file read back (citing ``meas_sources``).
@@ -387,7 +385,7 @@ def _initial(problem: _Problem, dtype: np.ndarray, flops: np.ndarray, nbytes: np
     return {k: min(max(v, 1e-4), 1.5) if k != "t_launch" else v for k, v in start.items()}
 
 
-def fit(measurements: Measurements | str | os.PathLike[str], base: Hardware | str | None = None, *,
+def fit_hardware(measurements: Measurements | str | os.PathLike[str], base: Hardware | str | None = None, *,
         size_dependent: bool = False, name: str | None = None) -> Calibration:
     """Fit ``eta_<dtype>``, ``eta_mem`` and ``t_launch`` (and with
     ``size_dependent``, the fixed time per GEMM of each GEMM class measured,

@@ -1,9 +1,9 @@
 """Leave-one-source-out: how the model predicts a source it never saw.
 
 Each published source (a table, a PR's log, a README) is left out of every
-calibration in turn: each GPU's joint fit (``calibrations.fit``) is rerun
+calibration in turn: each GPU's joint fit (``gpu_fits.fit_gpu``) is rerun
 without its rows, the refitted GPU is carried to the GPUs it stands for
-(``calibrations.transfer``), and the left-out rows are predicted.  A source
+(``gpu_fits.transfer``), and the left-out rows are predicted.  A source
 no fit reads is predicted by the shipped model (it was never in a fit).
 The pooled errors are the honest headline; their residuals give the
 prediction intervals (``intervals``).
@@ -24,7 +24,7 @@ from ...devices import Hardware
 from ...devices import implementations as impls
 from ...errors import InputError
 from ...numeric.table import Table
-from . import gpu_fits as calibrations
+from . import gpu_fits
 from .gemm_kernels import GemmRows, gemm_rows
 from .joint_fit import PROFILE_NUMBERS, SpeedupFit, errors, predict_rows
 from .speedup_table import COLUMN_ARRAYS, SpeedupTable, published
@@ -81,18 +81,18 @@ class CrossValidation:
 
 def scored_rows(table: SpeedupTable | None = None) -> SpeedupTable:
     """The rows a cross-validation scores: single-shape, measured, not a
-    superseded run of a re-measured table (``calibrations.SUPERSEDED``)."""
+    superseded run of a re-measured table (``gpu_fits.SUPERSEDED``)."""
     t = published() if table is None else table
-    return t.select(calibrations.scored(t))
+    return t.select(gpu_fits.scored(t))
 
 
 def fits_reading(source: str, table: SpeedupTable, kernels: GemmRows
-                  ) -> list[calibrations.Spec]:
+                  ) -> list[gpu_fits.Spec]:
     """The calibrations (``SPECS``) whose fit reads a row of ``source``."""
     out = []
-    for spec in calibrations.SPECS.values():
-        speed = calibrations.rows(spec, table)
-        kern = calibrations.kernel_rows(spec, kernels)
+    for spec in gpu_fits.SPECS.values():
+        speed = gpu_fits.rows(spec, table)
+        kern = gpu_fits.kernel_rows(spec, kernels)
         if source in set(speed.source_id) | set(kern.source_id):
             out.append(spec)
     return out
@@ -104,14 +104,14 @@ def _row_hardware(gpu_key: str, fits: Mapping[str, SpeedupFit]) -> tuple[Hardwar
     itself, its transfer, or the shipped entry; and the fitted profile numbers."""
     shipped = row_gpu(gpu_key)
     for spec_gpu, fit in fits.items():
-        spec = calibrations.SPECS[spec_gpu]
+        spec = gpu_fits.SPECS[spec_gpu]
         profiles = _profile_numbers(fit)
         if shipped.name == spec_gpu or gpu_key in spec.gpus:
-            return calibrations.limited(fit.hardware, profiles)
-        rule = calibrations.TRANSFERS.get(shipped.name)
+            return gpu_fits.limited(fit.hardware, profiles)
+        rule = gpu_fits.TRANSFERS.get(shipped.name)
         if rule and rule[0] == spec_gpu:
-            carried = calibrations.transfer(fit.hardware, shipped, rule[1])
-            return calibrations.limited(calibrations.unfitted(shipped).with_values(
+            carried = gpu_fits.transfer(fit.hardware, shipped, rule[1])
+            return gpu_fits.limited(gpu_fits.unfitted(shipped).with_values(
                 carried, source="cross-validation transfer"), profiles)
     return shipped, {}
 
@@ -129,8 +129,8 @@ def refit_predictions(rows: SpeedupTable, hw: Hardware, profiles: Mapping[str, f
 
 def fit_predictions(fit: SpeedupFit, rows: SpeedupTable) -> np.ndarray:
     """``refit_predictions`` of rows of ``fit``'s own GPU, within the physical
-    limits as the shipped data are written (``calibrations.limited``)."""
-    return refit_predictions(rows, *calibrations.limited(fit.hardware, _profile_numbers(fit)))
+    limits as the shipped data are written (``gpu_fits.limited``)."""
+    return refit_predictions(rows, *gpu_fits.limited(fit.hardware, _profile_numbers(fit)))
 
 
 def _profile_numbers(fit: SpeedupFit) -> dict[str, float]:
@@ -160,7 +160,7 @@ def leave_one_source_out(table: SpeedupTable | None = None, kernels: GemmRows | 
         if not specs:
             parts.append((rows, predict(rows), False, table_classes(rows)))
             continue
-        fits = {s.gpu: calibrations.fit(s, full, exclude=(source,), kernels=kernels)
+        fits = {s.gpu: gpu_fits.fit_gpu(s, full, exclude=(source,), kernels=kernels)
                 for s in specs}
         pred = np.empty(len(rows))
         classes = []

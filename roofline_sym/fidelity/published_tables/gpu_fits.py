@@ -3,7 +3,7 @@
 A fitted GPU's record (``[gpu.calibration]`` in ``data/default.toml``)
 becomes a ``Spec``: which published rows it is fitted to, which numbers are
 fixed from single-kernel measurements (with the measurement), and which
-numbers the speedups fit.  ``fit(spec)`` reruns the fit; ``write_dataset``
+numbers the speedups fit.  ``fit_gpu(spec)`` reruns the fit; ``write_dataset``
 writes the results into the same file through its writer
 (``devices.toml_io``), and a test checks that a refit reproduces them.  ``transfer`` carries a fit to a GPU without
 measurements of its own (the same die at another bandwidth, or a part of
@@ -38,7 +38,7 @@ from .speedup_table import SpeedupTable, published
 from .rows import predictable
 
 __all__ = ["Spec", "SPECS", "SUPERSEDED", "TEST_SET", "spec_of", "rows", "scored", "kernel_rows",
-           "fit",
+           "fit_gpu",
            "prior_entry", "unfitted",
            "transfer", "TRANSFERS", "dataset_fields", "profile_toml", "write_dataset", "fitted_gpus"]
 
@@ -188,7 +188,7 @@ def kernel_rows(spec: Spec, kernels: GemmRows | None = None,
     return k.select(keep)
 
 
-def fit(spec: Spec, table: SpeedupTable | None = None, base: Hardware | None = None,
+def fit_gpu(spec: Spec, table: SpeedupTable | None = None, base: Hardware | None = None,
         exclude: tuple[str, ...] = (), kernels: GemmRows | None = None) -> SpeedupFit:
     """Rerun ``spec``'s joint fit on its speedup rows of ``table`` (default:
     the published measurements) and its GEMM kernel rows, from ``base``
@@ -414,7 +414,7 @@ def dataset_fields(fits: Mapping[str, SpeedupFit] | None = None, path: str | Non
     file = Path(path) if path else _shipped_file()
     specs, transfers, _ = _records(file)
     entries = {hw.name: hw for hw in load_hardware(file).entries}
-    fits = {g: fit(s, base=entries[g]) for g, s in specs.items()} if fits is None else fits
+    fits = {g: fit_gpu(s, base=entries[g]) for g, s in specs.items()} if fits is None else fits
     out = {g: _entry_fields(f, specs[g], f.hardware) for g, f in fits.items()}
     raw = _raw_sources(file)
     for target, (origin, same) in transfers.items():
@@ -514,7 +514,7 @@ def write_dataset(path: str | None = None, implementations_path: str | None = No
     data = Path(path) if path else _shipped_file()
     specs = _records(data)[0]
     entries = {hw.name: hw for hw in load_hardware(data).entries}
-    fits = {g: fit(s, base=entries[g]) for g, s in specs.items()}
+    fits = {g: fit_gpu(s, base=entries[g]) for g, s in specs.items()}
     text = edit_entries(data.read_text(encoding="utf-8"), dataset_fields(fits, str(data)),
                         str(data))
     written = load_hardware(write_hardware(text, data))

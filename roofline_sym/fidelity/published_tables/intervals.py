@@ -34,7 +34,7 @@ from ...devices import Hardware
 from ...errors import InputError
 from ...model.layer import Linear
 from ...devices import implementations as impls
-from . import gpu_fits as calibrations
+from . import gpu_fits
 from .speedup_table import SpeedupTable, kernels_path
 from .rows import row_family, row_gpu
 from ...validate import label, show
@@ -85,7 +85,7 @@ def row_class(gpu: Hardware, workload: str, implementation: str, family: str | N
               mode: str = "") -> RowClass:
     """The class of a prediction for ``gpu`` running ``workload`` in ``mode``
     with ``implementation`` GEMMs of scaling ``family``."""
-    calibrated = gpu.name in calibrations.fitted_gpus()
+    calibrated = gpu.name in gpu_fits.fitted_gpus()
     impl_ok = implementation == "torch" or (
         family is not None and impls.profile(implementation, gpu, family) is not None)
     return RowClass(str(impls.generation(gpu)), WORKLOAD_CLASSES.get(workload, "layer"),

@@ -305,7 +305,7 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
     free fixed time is held loosely to its prior class's (``PRIOR_WEIGHT``).
     ``source``: how the fitted numbers cite the data; ``shipped_profiles``:
     whether implementation profiles not among ``free`` come from the shipped
-    data (False: a fit from priors, as ``calibrations.fit`` runs).
+    data (False: a fit from priors, as ``gpu_fits.fit_gpu`` runs).
     """
     try:
         from scipy.optimize import least_squares
@@ -401,7 +401,7 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
                      | set(str(s) for s in (kernels.source_id if kernels is not None else ())))
     cite = source or (f"fitted jointly to {len(table)} measured speedups and {n_k} GEMM "
                       f"kernel rows ({', '.join(sources)}) by "
-                      "roofline_sym.calibrate.fit_speedups")
+                      "roofline_sym.fidelity.fit_speedups")
     hw_values = {k: v for k, v in fitted.items() if not k.startswith(PROFILE_NUMBERS)}
     hw = base_hw.with_values(hw_values, source=cite) if hw_values else base_hw
     final = _chained({**values, **kept, **fitted}, independent)

@@ -142,7 +142,7 @@ def predictable(table: SpeedupTable) -> np.ndarray:
 
 
 def predict(table: Any, preset: str = "default", *, unsupported: str = "raise") -> np.ndarray:
-    """One predicted speedup per row of ``table`` (see ``speedup_tables.read``
+    """One predicted speedup per row of ``table`` (see ``speedup_table.read``
     for what a table may be), in row order.  ``measured_speedup`` is never
     read.  ``unsupported="nan"`` leaves rows no single-shape model predicts
     (whole-model workloads, blank shapes) NaN instead of raising.

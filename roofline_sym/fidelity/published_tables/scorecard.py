@@ -1,7 +1,7 @@
 """How well each preset predicts published speedups, and on rows held out of the fit.
 
-``report(table)`` predicts every single-shape row (but the test set's,
-``calibrations.TEST_SET``, scored at first sight) under the presets
+``published_report(table)`` predicts every single-shape row (but the test set's,
+``gpu_fits.TEST_SET``, scored at first sight) under the presets
 ``default``, ``torchao`` and ``seed`` and summarises, per source and GPU,
 the median and 90th-percentile relative error |predicted / measured - 1| and
 the wrong verdicts (predicted and measured on opposite sides of 1, counted
@@ -10,7 +10,7 @@ predict a row (a GPU or recipe it does not know) leaves it out of its
 figures.  ``heldout()`` refits the default dataset's calibrations on part of
 the data and scores the rest.
 
->>> rep = report()
+>>> rep = published_report()
 >>> rep.overall("default")["median"] < rep.overall("torchao")["median"]
 True
 """
@@ -25,13 +25,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...output import plot as figures
-from . import gpu_fits as calibrations
+from . import gpu_fits
 from .cross_validation import fit_predictions
 from .joint_fit import errors
 from .speedup_table import SpeedupTable, published, read
 from .rows import predict, predictable, row_model
 
-__all__ = ["SpeedupReport", "report", "Split", "SPLITS", "heldout", "heldout_rows",
+__all__ = ["SpeedupReport", "published_report", "Split", "SPLITS", "heldout", "heldout_rows",
            "heldout_predictions", "PRESETS"]
 
 PRESETS = ("default", "torchao", "seed")
@@ -99,7 +99,7 @@ class SpeedupReport:
             lines.append(f"{self.skipped} whole-model or shapeless rows not predicted")
         if self.test_set:
             lines.append(f"{self.test_set} rows of the test set left to the first-sight "
-                         "record (calibrations.TEST_SET)")
+                         "record (gpu_fits.TEST_SET)")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -137,13 +137,13 @@ def _cell(s: dict[str, Any]) -> str:
     return f"{s['median']:6.1%} {s['p90']:6.1%} {s['wrong']:>3}/{s['decisive']:<3}"
 
 
-def report(table: Any = None, presets: Sequence[str] = PRESETS) -> SpeedupReport:
+def published_report(table: Any = None, presets: Sequence[str] = PRESETS) -> SpeedupReport:
     """Predict the measured single-shape rows of ``table`` (default: the
     published measurements) under each of ``presets``."""
     t = published() if table is None else read(table)
     keep = predictable(t) & np.isfinite(t.measured)
     # the test set is scored once, at first sight (first_sight.csv), not in sample
-    held = keep & np.isin(t.source_id, calibrations.TEST_SET)
+    held = keep & np.isin(t.source_id, gpu_fits.TEST_SET)
     rows = t.select(keep & ~held)
     return SpeedupReport(rows, {p: _predict_rows(rows, p) for p in presets},
                          skipped=int((~keep).sum()), test_set=int(held.sum()))
@@ -187,7 +187,7 @@ def heldout(splits: Sequence[Split] = SPLITS, table: SpeedupTable | None = None
 def heldout_rows(split: Split, table: SpeedupTable | None = None
                  ) -> tuple[SpeedupTable, np.ndarray]:
     """The rows of ``split``'s GPU calibration, and which of them it holds out."""
-    rows = calibrations.rows(calibrations.SPECS[split.gpu], table)
+    rows = gpu_fits.rows(gpu_fits.SPECS[split.gpu], table)
     return rows, np.asarray(split.held_out(rows), bool)
 
 
@@ -199,7 +199,7 @@ def heldout_predictions(splits: Sequence[Split] = SPLITS, table: SpeedupTable | 
     out = []
     for split in splits:
         rows, held = heldout_rows(split, table)
-        fitted = calibrations.fit(calibrations.SPECS[split.gpu], rows.select(~held))
+        fitted = gpu_fits.fit_gpu(gpu_fits.SPECS[split.gpu], rows.select(~held))
         test = rows.select(held)
         # the refit's own implementation profiles: the shipped ones were fitted
         # with the held-out rows

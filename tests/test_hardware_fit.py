@@ -10,7 +10,7 @@ import pytest
 import roofline_sym as rs
 from roofline_sym.fidelity.own_gpu import components, timing as ms
 from roofline_sym.fidelity.own_gpu import measurement_file as mfile
-from roofline_sym.fidelity.own_gpu.hardware_fit import (Calibration, _Problem, fit, hardware_values,
+from roofline_sym.fidelity.own_gpu.hardware_fit import (Calibration, _Problem, fit_hardware, hardware_values,
                                                         synthesize)
 from roofline_sym.devices import HardwareError
 
@@ -32,14 +32,14 @@ def _rel(cal, truth):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_recovers_known_parameters_from_noisy_measurements(default_grid, seed):
     meas = synthesize("h200", default_grid, TRUTH, noise=0.02, seed=seed)
-    cal = fit(meas, "h200")
+    cal = fit_hardware(meas, "h200")
     errors = _rel(cal, TRUTH)
     assert all(abs(e) < 0.03 for e in errors.values()), errors
     assert cal.rms_log_error == pytest.approx(0.02, abs=0.005)  # the noise, nothing more
 
 
 def test_noise_free_measurements_are_recovered_to_the_rounding(default_grid):
-    cal = fit(synthesize("h100", default_grid, TRUTH, noise=0.0), "h100")
+    cal = fit_hardware(synthesize("h100", default_grid, TRUTH, noise=0.0), "h100")
     assert all(abs(e) < 5e-4 for e in _rel(cal, TRUTH).values())
     assert cal.rms_log_error < 1e-3
 
@@ -47,7 +47,7 @@ def test_noise_free_measurements_are_recovered_to_the_rounding(default_grid):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_size_dependent_efficiency_is_recovered(default_grid, seed):
     meas = synthesize("h200", default_grid, TRUTH, fixed_s=T0, noise=0.02, seed=seed)
-    cal = fit(meas, "h200", size_dependent=True)
+    cal = fit_hardware(meas, "h200", size_dependent=True)
     assert all(abs(e) < 0.03 for e in _rel(cal, TRUTH).values()), cal.values
     assert set(cal.fixed_s) == set(T0)
     for cls, t0 in T0.items():
@@ -55,11 +55,11 @@ def test_size_dependent_efficiency_is_recovered(default_grid, seed):
         assert float(cal.hardware.gemm_fixed_s[cls]) == cal.fixed_s[cls]
     assert cal.size_dependent and cal.rms_log_error < 0.025
     # the plain fit cannot follow small GEMMs: its error is many times the noise
-    assert fit(meas, "h200").rms_log_error > 5 * cal.rms_log_error
+    assert fit_hardware(meas, "h200").rms_log_error > 5 * cal.rms_log_error
 
 
 def test_size_dependent_fit_of_size_independent_data_finds_no_size_dependence(default_grid):
-    cal = fit(synthesize("h200", default_grid, TRUTH, noise=0.02, seed=3), "h200",
+    cal = fit_hardware(synthesize("h200", default_grid, TRUTH, noise=0.02, seed=3), "h200",
               size_dependent=True)
     assert all(abs(e) < 0.03 for e in _rel(cal, TRUTH).values())
     for t0 in cal.fixed_s.values():  # well under a microsecond per GEMM
@@ -145,7 +145,7 @@ def test_efficiency_above_one_is_clipped_with_a_warning(tmp_path):
                                            "bf16": true_hw.peak_flops["bf16"] / 2})
     meas = synthesize(true_hw, ms.grid("quick"), TRUTH, noise=0.0)
     with pytest.warns(UserWarning, match=r"eta_bf16 fitted to 1\.56.*clipped to 1"):
-        cal = fit(meas, low_peak)
+        cal = fit_hardware(meas, low_peak)
     assert cal.values["eta_bf16"] == 1.0
     assert cal.values["eta_fp8"] == pytest.approx(0.66, rel=1e-3)
     assert any("clipped to 1" in n for n in cal.hardware.notes)
@@ -159,7 +159,7 @@ def test_memory_efficiency_above_one_warns_about_bandwidth():
     meas = synthesize(true_hw, ms.grid("quick"), TRUTH, noise=0.0)
     with pytest.warns(UserWarning, match=r"eta_mem fitted to 1\.7.* > 1 \(faster than "
                                          r"H200 SXM's bandwidth allows\): clipped to 1"):
-        cal = fit(meas, low_bw)
+        cal = fit_hardware(meas, low_bw)
     assert cal.values["eta_mem"] == 1.0
     assert not any("peak allows" in n for n in cal.notes if n.startswith("eta_mem"))
 
@@ -168,7 +168,7 @@ def test_calibrated_hardware_file_loads_in_the_shipped_schema(tmp_path):
     meas = synthesize("h200", ms.grid("quick"), TRUTH, noise=0.01, seed=4)
     csv_path = tmp_path / "h200-run.csv"
     meas.write(csv_path)
-    cal = fit(csv_path, "h200")
+    cal = fit_hardware(csv_path, "h200")
     text = cal.toml()
     for table in ("[dataset]", "[sources]", "[[gpu]]", "[gpu.sources]"):
         assert table in text
@@ -196,7 +196,7 @@ def test_a_calibrated_file_read_back_writes_the_same_entry(tmp_path):
     meas = synthesize("h200", ms.grid("quick"), TRUTH, noise=0.01, seed=4)
     csv_path = tmp_path / "h200-run.csv"
     meas.write(csv_path)
-    first = fit(csv_path, "h200").to_toml(tmp_path / "a.toml")
+    first = fit_hardware(csv_path, "h200").to_toml(tmp_path / "a.toml")
     back = Calibration.load(first, rs.hardware("h200"))
     assert back.source == str(first) and set(back.meas_sources) == {"MEAS", "BASE"}
     assert "h200-run.csv" in back.meas_sources["MEAS"]
@@ -224,7 +224,7 @@ def test_any_entry_wrapped_as_a_calibration_writes_a_valid_file(tmp_path):
     assert plain.entries[0].peak_flops == h200.peak_flops
     assert h200.sources["mem_bw"] in plain.entries[0].sources["mem_bw"]
     # an entry that is not the base keeps its own citations (under ENTRY)
-    fitted = fit(synthesize("h200", ms.grid("quick"), TRUTH, noise=0.0), "h200")
+    fitted = fit_hardware(synthesize("h200", ms.grid("quick"), TRUTH, noise=0.0), "h200")
     other = Calibration.of(fitted.hardware, rs.hardware("h100"))
     (hw,) = rs.load_hardware(other.to_toml(tmp_path / "other.toml")).entries
     assert hw.gemm_efficiency == fitted.hardware.gemm_efficiency
@@ -251,7 +251,7 @@ def test_real_measurements_alias_the_gpu_name(tmp_path):
     n = len(meas)
     columns = {**meas.columns, "gpu": ("NVIDIA H200",) * n, "torch": ("2.13.0",) * n}
     real = mfile.Measurements(meas.cases, meas.time_s, columns, comments=(), source="run.csv")
-    cal = fit(real)  # the file's GPU picks the base entry
+    cal = fit_hardware(real)  # the file's GPU picks the base entry
     assert cal.base.name == "H200 SXM" and cal.hardware.aliases == ("NVIDIA H200",)
     assert "torch 2.13.0" in cal.meas_sources["MEAS"]
     assert rs.load_hardware(cal.to_toml(tmp_path / "x.toml")).get("NVIDIA H200").name \
@@ -261,7 +261,7 @@ def test_real_measurements_alias_the_gpu_name(tmp_path):
 def test_a_parameter_no_row_depends_on_keeps_the_base_value():
     meas = synthesize("h200", ms.grid("default"), TRUTH, noise=0.0)
     big_gemms = meas.select(lambda c: c.kind == "gemm" and min(c.M, c.K, c.N) >= 4096)
-    cal = fit(big_gemms, "h200")
+    cal = fit_hardware(big_gemms, "h200")
     h200 = hardware_values(rs.hardware("h200"))
     assert cal.values["t_launch"] == h200["t_launch"] and cal.values["eta_mem"] == h200["eta_mem"]
     assert cal.values["eta_fp8"] == pytest.approx(0.66, rel=1e-3)
@@ -271,11 +271,11 @@ def test_a_parameter_no_row_depends_on_keeps_the_base_value():
 def test_fit_errors_are_clear():
     meas = synthesize("h200", ms.grid("quick"), noise=0.0)
     with pytest.raises(ValueError, match="has fp8 GEMM rows, but A100 SXM 80GB has no fp8 peak"):
-        fit(meas, "a100")
-    assert fit(meas).base.name == "H200 SXM"  # the GPU a synthetic file models
+        fit_hardware(meas, "a100")
+    assert fit_hardware(meas).base.name == "H200 SXM"  # the GPU a synthetic file models
     with pytest.raises(ValueError, match="GPU 'Some GPU' is not in the "
                                          "default dataset; pass hardware="):
-        fit(mfile.Measurements(meas.cases, meas.time_s,
+        fit_hardware(mfile.Measurements(meas.cases, meas.time_s,
                             {**meas.columns, "gpu": ("Some GPU",) * len(meas)}))
     with pytest.raises(ValueError, match=r"unknown hardware value\(s\) \['eta_fp4'\]"):
         synthesize("h200", ms.grid("quick"), {"eta_fp4": 0.5})
