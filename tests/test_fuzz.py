@@ -27,8 +27,8 @@ import roofline_sym as rs
 from roofline_sym.cli import main
 from roofline_sym.fidelity.own_gpu import measurement_file as ms
 from roofline_sym.fidelity.own_gpu.comparison import sample_path
-from roofline_sym.validate import (RANGES, SHAPE_MAX, InputTypeError, field_kind, formula,
-                                   parse_number)
+from roofline_sym.devices.ranges import RANGES, field_kind
+from roofline_sym.validate import SHAPE_MAX, InputTypeError, formula, parse_number
 from test_hardware import GOOD as HARDWARE_FILE
 
 WORK = Path(tempfile.mkdtemp(prefix="roofline-fuzz-"))

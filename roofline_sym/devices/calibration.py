@@ -28,7 +28,8 @@ from typing import Any, Mapping
 
 from .. import symbols as S
 from ..errors import InputError
-from ..validate import has_control, show, symbol_kind
+from ..validate import has_control, show
+from .ranges import symbol_kind
 
 __all__ = ["Fitted", "Carried", "LOW_PRECISION", "parse_calibration"]
 

@@ -22,8 +22,9 @@ import sympy
 from .. import symbols as S
 from ..families import BLOCK_SCALED
 from ..errors import InputError, UnknownNameError
+from ..validate import escape, has_control, show
 from .calibration import Carried, Fitted
-from ..validate import RANGES, escape, field_kind, has_control, range_problem, show
+from .ranges import RANGES, field_kind, range_problem
 
 __all__ = [
     "Hardware",
@@ -45,8 +46,8 @@ GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")
 # Families of block-scaled GEMMs a GPU may run in hardware (Blackwell: both).
 BLOCK_SCALINGS = BLOCK_SCALED
 
-# Physical ranges of every number: validate.RANGES, by the field's kind
-# (validate.FIELD_KINDS).  The size-dependent efficiency tables and their keys: a
+# Physical ranges of every number: ranges.RANGES, by the field's kind
+# (ranges.FIELD_KINDS).  The size-dependent efficiency tables and their keys: a
 # fixed time (seconds) per GEMM class and per kernel class, paid before the work
 # runs at its asymptotic rate; a scaling factor compares a scaled GEMM with its
 # dtype's plain rate.

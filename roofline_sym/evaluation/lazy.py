@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..validate import plausible
+from ..devices.ranges import plausible
 from .compiled import BoundTerms, CompiledTerms, compile_terms
 
 __all__ = ["is_lazy", "evaluate_lazy"]

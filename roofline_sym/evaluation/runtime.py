@@ -36,8 +36,9 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterator, Mapping, Pr
 import numpy as np
 
 from ..errors import InputError
-from ..validate import (SHAPE_MAX, InputTypeError, broadcast_shape, first_fraction,
-                        hardware_array, is_masked, positive_array, show, unknown_name)
+from ..devices.ranges import hardware_array
+from ..validate import (SHAPE_MAX, InputTypeError, broadcast_shape, first_fraction, is_masked,
+                        positive_array, show, unknown_name)
 from . import cache
 from .operations import SHAPES
 from .program import Program
@@ -327,7 +328,7 @@ class Run:
         if unknown:
             raise unknown_name("hardware value", unknown[0], list(names),
                                extra=" (not a free symbol of this model)")
-        # each value within its plausible range (validate.RANGES)
+        # each value within its plausible range (devices.ranges.RANGES)
         return [values[n] if _is_lazy(values[n]) else hardware_array(values[n], n)
                 for n in names]
 

@@ -21,8 +21,8 @@ import sympy
 
 from .. import symbols as S
 from ..errors import InputError
-from ..validate import (SHAPE_MAX, InputTypeError, check_range, expression, show, symbol_kind,
-                        unknown_name)
+from ..devices.ranges import check_range, symbol_kind
+from ..validate import SHAPE_MAX, InputTypeError, expression, show, unknown_name
 
 __all__ = ["SHAPES", "variable", "rationalize", "exact", "ray", "fixed_values"]
 

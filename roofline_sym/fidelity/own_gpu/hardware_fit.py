@@ -50,7 +50,8 @@ from ...devices.toml_io import (TOML_FIELDS, cited_sources, hardware_toml, toml_
 from ...errors import InputError
 from ...model.layer import Linear
 from ...model.term import roofline_piece_times
-from ...validate import RANGES, unknown_name
+from ...devices.ranges import RANGES
+from ...validate import unknown_name
 from .components import GEMM_CLASSES, Case, model_times
 from .timing import RepeatPolicy, grid, run
 from .measurement_file import SYNTHETIC_GPU, Measurements, parse_csv, read_csv, write_measurements

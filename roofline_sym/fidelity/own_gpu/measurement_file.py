@@ -27,6 +27,7 @@ from typing import Any, Iterable, Mapping, TextIO, cast
 import numpy as np
 
 from ...datafile import CsvWriter, Delimited, read_text, where
+from ...devices.ranges import range_problem
 from ...errors import InputError
 from ...numeric.columnar import row_indices
 from ...validate import (MAX_ROWS, SHAPE_MAX, InputTypeError, check_size, has_control,
@@ -81,9 +82,13 @@ class _Column:
     positive: bool = True
     kind: str | None = None
 
+    def check(self, value: float) -> str | None:
+        """What is wrong with ``value`` for this column's kind, or None."""
+        return range_problem(value, self.kind) if self.kind is not None else None
+
 
 # numeric columns, checked per cell: shapes are whole and within the shape limit,
-# times within a sane band of a kernel's time (validate.RANGES["time"])
+# times within a sane band of a kernel's time (devices.ranges.RANGES["time"])
 NUMERIC_COLUMNS = {
     "M": _Column(integer=True, limit=SHAPE_MAX),
     "K": _Column(integer=True, limit=SHAPE_MAX),
@@ -268,7 +273,8 @@ def parse_csv(text: str, source: str = "<memory>") -> Measurements:
         for c, rule in NUMERIC_COLUMNS.items():
             if c in row and (row[c] or c in REQUIRED_COLUMNS):
                 parse_number(row[c], where(shown, number, c), integer=rule.integer,
-                             positive=rule.positive, limit=rule.limit, kind=rule.kind)
+                             positive=rule.positive, limit=rule.limit,
+                             check=rule.check)
         for c in ("gpu", "shape", "shape_set", "torch", "cuda"):
             if has_control(row.get(c, "")):
                 raise InputError(f"{where(shown, number, c)}: {show(row[c])} contains control "
