@@ -107,10 +107,10 @@ def main() -> int:
 # the main job's steps: (term, module, attribute) of each function timed
 STEPS = [
     ("hardware", "roofline_sym.cli.cmd_default", "dataset"),
-    ("model building", "roofline_sym.output.tables", "linear"),
+    ("model building", "roofline_sym.output.breakeven_tables", "linear"),
     ("binding", "roofline_sym.model.layer", "Linear.on"),
     ("compiling", "roofline_sym.model.layer", "Linear.compiled"),
-    ("solving", "roofline_sym.output.tables", "breakeven"),
+    ("solving", "roofline_sym.output.breakeven_tables", "breakeven"),
     ("evaluating", "roofline_sym.model.layer", "Linear.evaluate"),
     ("range", "roofline_sym.cli.cmd_default", "breakeven_range"),
 ]

@@ -120,7 +120,7 @@ def launch_overhead() -> sympy.Symbol:
 KERNEL_KINDS = ("cast", "cast4", "transpose", "reduce", "elementwise", "norm", "rescale")
 # Scaling families of low-precision GEMMs (their kernels differ in speed): families.py
 SCALING_FAMILIES = NAMES
-_GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")  # devices.entry.GEMM_DTYPES
+_GEMM_DTYPES = ("bf16", "fp16", "fp8", "fp4")  # devices.hardware_entry.GEMM_DTYPES
 
 
 def gemm_class(dtype: str, scaling: str | None = None, grouped: bool = False) -> str:

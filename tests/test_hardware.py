@@ -590,7 +590,7 @@ def test_docs_example_file_loads(tmp_path):
 
 @pytest.mark.parametrize("name", ["b200", "h200", "a100"])
 def test_toml_writer_round_trips_every_field(tmp_path, name):
-    from roofline_sym.devices.entry import SOURCED
+    from roofline_sym.devices.hardware_entry import SOURCED
     from roofline_sym.devices.toml_io import (TOML_FIELDS, hardware_toml, toml_fields,
                                               write_hardware)
 

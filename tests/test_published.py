@@ -10,12 +10,12 @@ from hypothesis import given, strategies as st
 
 import roofline_sym as rs
 from roofline_sym.fidelity.published_tables import gpu_fits
-from roofline_sym.fidelity.published_tables import speedup_table as speedup_tables
+from roofline_sym.fidelity.published_tables import speedup_table
 from roofline_sym.fidelity.published_tables import intervals
 from roofline_sym.fidelity.published_tables.joint_fit import errors, fit_speedups, source_weights
 from roofline_sym.fidelity.published_tables.scorecard import SPLITS, heldout, published_report
 from roofline_sym.fidelity.published_tables.stored_residuals import heldout_path, stored_heldout
-from roofline_sym.devices.entry import UnknownHardwareError
+from roofline_sym.devices.hardware_entry import UnknownHardwareError
 from roofline_sym.fidelity.published_tables.gemm_kernels import gemm_rows
 from roofline_sym.fidelity.published_tables.rows import UnsupportedRowError, predictable, row_gpu
 
@@ -33,12 +33,12 @@ def _table(tmp_path, body, name="t.csv", prefix=""):
 # -- the table ----------------------------------------------------------------------------------
 def test_published_table_is_package_data_with_its_sources():
     t = fidelity.published()
-    assert len(t) == 905 and set(speedup_tables.COLUMNS) - {"measured_speedup"} <= set(
+    assert len(t) == 905 and set(speedup_table.COLUMNS) - {"measured_speedup"} <= set(
         a for a in dir(t) if not a.startswith("_")) | {"measured_speedup"}
-    readme = speedup_tables.published_path().with_name("README.md").read_text()
+    readme = speedup_table.published_path().with_name("README.md").read_text()
     for source in set(t.source_id):
         assert source in readme, source
-    assert speedup_tables.kernels_path().exists()
+    assert speedup_table.kernels_path().exists()
     single = predictable(t)
     assert single.sum() == 857 and not single[t.workload == "e2e-train-llama3-8b"].any()
     # every implementation the rows name is one the model knows; blank is torch

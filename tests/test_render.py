@@ -318,7 +318,7 @@ def _wide_rows():
 
 def test_the_default_table_fits_a_column_and_a_wide_one_keeps_the_long_layout():
     from roofline_sym.output.layout import width_pt
-    from roofline_sym.output.tables import tabular_width
+    from roofline_sym.output.breakeven_tables import tabular_width
 
     rows = _wide_rows()
     long = R.breakeven_table(rows, layout="long")
@@ -337,7 +337,7 @@ def test_the_default_table_fits_a_column_and_a_wide_one_keeps_the_long_layout():
 
 @pytest.mark.skipif(not have_pdflatex(), reason="pdflatex not on PATH")
 def test_the_default_table_fits_a_two_column_articles_column_in_a_float(tmp_path):
-    from roofline_sym.output.tables import tabular_width
+    from roofline_sym.output.breakeven_tables import tabular_width
 
     tables = [R.breakeven_table(_wide_rows()), R.breakeven_table(list(_rows())),
               R.breakeven_table(R.breakeven_rows(["tensorwise"], ["NVIDIA H100"],

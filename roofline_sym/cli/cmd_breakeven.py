@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..model.presets import describe_models
-from ..output.tables import as_numeric
+from ..output.breakeven_tables import as_numeric
 from ..solve import breakeven
 from ..validate import unknown_name
 from . import common

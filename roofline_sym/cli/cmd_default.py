@@ -10,7 +10,7 @@ import argparse
 
 from ..devices import dataset
 from ..fidelity.published_tables.intervals import breakeven_range
-from ..output.tables import overview
+from ..output.breakeven_tables import overview
 from .usage import DEFAULT_GPU
 
 # the break-even cube's range: where 80% of measurements would put it

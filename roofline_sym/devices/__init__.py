@@ -1,6 +1,7 @@
 """The hardware layer: GPU entries, the shipped datasets, their TOML files and sources.
 
-``entry`` (``Hardware``, validated field by field), ``datasets``
+``hardware_entry`` (``Hardware``, validated field by field), ``ranges``
+(the plausible range of every number), ``datasets``
 (``Dataset``: lookup by name, alias or device name), ``toml_io`` (the
 hardware file's reader and writer), ``catalog`` (the shipped datasets,
 ``hardware()``), ``sources`` (citations), ``implementations`` (the GEMM
@@ -18,7 +19,8 @@ from ..exports import lazy
 if TYPE_CHECKING:
     from .catalog import DATASETS, dataset, hardware, list_hardware
     from .datasets import Dataset
-    from .entry import Hardware, HardwareError, MissingHardwareValueError, UnknownHardwareError
+    from .hardware_entry import (Hardware, HardwareError, MissingHardwareValueError,
+                                 UnknownHardwareError)
     from .toml_io import load_hardware
 
 # each name's module, imported on first use
@@ -26,7 +28,7 @@ _WHERE = {
     **dict.fromkeys(["DATASETS", "dataset", "hardware", "list_hardware"], ".catalog"),
     "Dataset": ".datasets",
     **dict.fromkeys(["Hardware", "HardwareError", "MissingHardwareValueError",
-                     "UnknownHardwareError"], ".entry"),
+                     "UnknownHardwareError"], ".hardware_entry"),
     "load_hardware": ".toml_io",
 }
 

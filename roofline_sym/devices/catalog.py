@@ -20,7 +20,7 @@ from importlib import resources
 from ..errors import InputError
 from ..validate import choice
 from .datasets import Dataset
-from .entry import Hardware
+from .hardware_entry import Hardware
 from .toml_io import hardware_toml, parse, tomllib
 
 __all__ = ["DATASETS", "dataset", "hardware", "list_hardware", "entry_toml"]

@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Iterator, Mapping
 
 from ..validate import InputTypeError, close_matches, escape, show, unknown_name
-from .entry import Hardware, HardwareError, UnknownHardwareError, normalize
+from .hardware_entry import Hardware, HardwareError, UnknownHardwareError, normalize
 
 __all__ = ["Dataset"]
 

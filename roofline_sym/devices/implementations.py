@@ -33,7 +33,7 @@ from .. import symbols as S
 from ..errors import InputError
 from ..validate import cell_choice, choice, show
 from .catalog import dataset, hardware
-from .entry import Hardware
+from .hardware_entry import Hardware
 from .toml_io import tomllib
 
 __all__ = ["IMPLEMENTATIONS", "QUANTIZE_KINDS", "Profile", "profiles", "profile", "generation",

@@ -28,7 +28,7 @@ from .datasets import Dataset
 from ..datafile import read_text
 from ..validate import InputTypeError, escape, label as file_label, path as valid_path, show
 from .calibration import Carried, Fitted, parse_calibration
-from .entry import Hardware, HardwareError
+from .hardware_entry import Hardware, HardwareError
 
 if sys.version_info >= (3, 11):
     import tomllib as tomllib  # "as": re-exported, catalog reads with it too

@@ -4,7 +4,7 @@
 break-even result from the pieces they offer (and registers itself as their
 writer, so ``model.latex()`` works); ``layout`` and ``paper`` write complete
 blocks that fit a width (``latex(obj, width=r"\columnwidth")``; loaded the
-first time one is asked for); ``tables`` writes recipe x GPU tables;
+first time one is asked for); ``breakeven_tables`` writes recipe x GPU tables;
 ``plot`` draws figures (matplotlib, imported when drawing).  Everything
 LaTeX compiles with pdflatex and amsmath (tables: booktabs).
 
@@ -21,14 +21,14 @@ from ..exports import lazy
 if TYPE_CHECKING:
     from .blocks import breakdown, breakeven_latex, term_name
     from .printer import latex, latex_preamble, names
-    from .tables import Row, breakeven_rows, breakeven_table
+    from .breakeven_tables import Row, breakeven_rows, breakeven_table
 
 # each name's module, imported on first use (the package registers the LaTeX
 # writers of blocks and paper with renderers: roofline_sym/__init__.py)
 _WHERE = {
     **dict.fromkeys(["breakdown", "breakeven_latex", "term_name"], ".blocks"),
     **dict.fromkeys(["latex", "latex_preamble", "names"], ".printer"),
-    **dict.fromkeys(["Row", "breakeven_rows", "breakeven_table"], ".tables"),
+    **dict.fromkeys(["Row", "breakeven_rows", "breakeven_table"], ".breakeven_tables"),
 }
 
 __all__ = ["latex", "latex_preamble", "breakdown", "breakeven_latex", "breakeven_table",

@@ -48,7 +48,7 @@ from ..model.term import Regime
 from ..solve import SymbolicBreakEven, breakeven as solve_breakeven
 from ..validate import (SHAPE_MAX, InputTypeError, choice, count, items as listed, path as
                         file_path, positive_number, show)
-from .tables import as_numeric
+from .breakeven_tables import as_numeric
 
 if TYPE_CHECKING:  # matplotlib is an optional extra, imported when drawing
     from matplotlib.artist import Artist

@@ -29,7 +29,7 @@ from ...devices import Hardware, dataset, hardware, list_hardware
 from ...devices.calibration import Carried, Fitted
 from ...devices.toml_io import cited_sources, edit_entries, load_hardware, write_hardware
 from ...devices import implementations as impls
-from ...devices.entry import fixed_time_prior
+from ...devices.hardware_entry import fixed_time_prior
 from ...errors import InputError
 from ...families import BLOCK_SCALED
 from .gemm_kernels import GemmRows, gemm_rows

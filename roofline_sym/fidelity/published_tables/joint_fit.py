@@ -30,7 +30,7 @@ import sympy
 from ... import symbols as S
 from ...devices import Hardware, hardware
 from ...devices import implementations as impls
-from ...devices.entry import fixed_time_prior
+from ...devices.hardware_entry import fixed_time_prior
 from ...errors import InputError
 from ...model.formats import element
 from ...model.gemm import Gemm
