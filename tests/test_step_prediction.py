@@ -93,7 +93,7 @@ def _measured_log(path, line):
 
 
 def test_a_step_the_model_refuses_names_the_row():
-    # a GPU whose links are not known, over more GPUs than one node
-    row = {**ROW, "gpu": "h100-96gb-hbm2e", "gpus": "512", "dp_shard": "512"}
+    # a GPU whose links are not known (Gaudi 3), over more GPUs than one node
+    row = {**ROW, "gpu": "gaudi3", "gpus": "512", "dp_shard": "512"}
     with pytest.raises(ValueError, match="<rows>: row 1: .*links"):
         rs.fidelity.predict_steps([row])
