@@ -17,6 +17,7 @@ import statistics
 import time
 
 from roofline_sym.fidelity.published_tables.step_prediction import (step_residuals,
+                                                                   step_scores,
                                                                    write_step_residuals)
 
 
@@ -43,6 +44,25 @@ def main() -> None:
                 print(f"  {source:40s} {len(per_source[source]):3d} runs  {value:6.1%}")
     if args.write:
         print(f"\nwrote {write_step_residuals(rows)}")
+        _bands()
+
+
+def _bands() -> None:
+    """The 80% bands of the stored pool on the rows (each from the other sources)."""
+    scores = step_scores(0.8)
+    inside = sum(r["low"] <= r["measured"] <= r["high"] for r in scores)
+    widths = [r["high"] / r["low"] - 1 for r in scores]
+    errors = sorted(abs(r["predicted"] / r["measured"] - 1) for r in scores)
+    wrong = sum((r["predicted"] > 1) != (r["measured"] > 1) for r in scores
+                if abs(r["measured"] - 1) >= 0.05)
+    logs = [math.log(r["measured"]) for r in scores]
+    constant = statistics.median(logs)
+    skill = (statistics.mean(abs(math.log(r["predicted"]) - m) for r, m in zip(scores, logs))
+             / statistics.mean(abs(constant - m) for m in logs))
+    print(f"80% bands: {inside}/{len(scores)} runs inside ({inside / len(scores):.0%}), "
+          f"median width {statistics.median(widths):.0%}; p90 error "
+          f"{errors[int(0.9 * (len(errors) - 1))]:.1%}; {wrong} verdicts on the wrong side of 1; "
+          f"mean |log error| / that of the median constant {skill:.2f}")
 
 
 if __name__ == "__main__":
