@@ -57,6 +57,11 @@ def test_enough_rows_from_enough_sources():
     families = {s.split("-")[0] for s in sources}
     assert len(rows) >= 40
     assert {"ao", "tt"} <= families and len(families - {"ao", "tt"}) >= 3
+    # a source is one page or thread: its id less the trailing GPU word
+    # (llmq-h100 and llmq-rtx4090 are one README); beyond torchao's and
+    # torchtitan's own pages, at least eight
+    documents = {s.rsplit("-", 1)[0] for s in sources if s.split("-")[0] not in ("ao", "tt")}
+    assert len(documents) >= 8, sorted(documents)
 
 
 def test_every_value_is_of_its_column():
