@@ -34,6 +34,7 @@ __all__ = [
     "mem_bw",
     "mem_efficiency",
     "launch_overhead",
+    "host_launch",
     "gemm_fixed_time",
     "kernel_fixed_time",
     "gemm_class",
@@ -109,6 +110,12 @@ def mem_efficiency() -> sympy.Symbol:
 def launch_overhead() -> sympy.Symbol:
     """The time floor of one kernel, seconds (``t_launch``)."""
     return _make("t_launch", r"t_{\mathrm{launch}}")
+
+
+def host_launch() -> sympy.Symbol:
+    """The host's time per eager kernel launch as a CUDA-event timer sees it,
+    seconds (``t_host``): the floor of every kernel under ``timer="events"``."""
+    return _make("t_host", r"t_{\mathrm{host}}")
 
 
 # Kernel classes: what limits a memory-bound kernel's achievable bandwidth.
@@ -248,7 +255,8 @@ def hardware_symbol(name: str) -> sympy.Symbol:
     (eta_cast, t0_fp8_rowwise)
     """
     makers = {"BW": mem_bw, "eta_mem": mem_efficiency, "t_launch": launch_overhead,
-              "phi_overlap": overlap_fraction, "t_step": step_fixed_time}
+              "phi_overlap": overlap_fraction, "t_step": step_fixed_time,
+              "t_host": host_launch}
     if name in makers:
         return makers[name]()
     for scope in LINK_SCOPES:
@@ -272,6 +280,7 @@ def hardware_symbol(name: str) -> sympy.Symbol:
     if kind == "kappa" and rest in SCALING_FAMILIES:
         return scaling_efficiency(rest)
     raise InputError(f"unknown hardware symbol {name!r}; known: BW, eta_mem, t_launch, "
+                     "t_host, "
                      f"t0_<GEMM class> and t0_<kernel kind>, "
                      f"P_<dtype> and eta_<dtype> for the GEMM dtypes "
                      f"{', '.join(_GEMM_DTYPES)}, eta_<kind> for the kernel kinds "

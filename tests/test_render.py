@@ -282,7 +282,7 @@ def test_docs_examples_run():
 
 # -- one notation in every printer ------------------------------------------------------
 ALL_HARDWARE_SYMBOLS = sorted(
-    ["BW", "eta_mem", "t_launch"]
+    ["BW", "eta_mem", "t_launch", "t_host"]
     + [f"{p}_{d}" for p in ("P", "eta", "kappa_grouped", "kappa_accum")
        for d in ("bf16", "fp16", "fp8", "fp4")]
     + [f"{p}_{k}" for p in ("eta", "t0") for k in S.KERNEL_KINDS]

@@ -161,6 +161,9 @@ class Hardware:
     gemm_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
     mem_efficiency: sympy.Rational | None = None
     launch_overhead: sympy.Rational | None = None
+    # the host's time per eager launch under a CUDA-event timer (``t_host``);
+    # None: the host keeps pace, the launch floor
+    host_launch: sympy.Rational | None = None
     block_scaling: tuple[str, ...] | None = None  # None: not stated, not checked
     memory_bytes: sympy.Rational | None = None
     l2_bytes: sympy.Rational | None = None
@@ -193,7 +196,7 @@ class Hardware:
             set_("peak_flops", _mapping(self.peak_flops, "peak_flops"))
             for name in ("gemm_efficiency", *_MODEL_TABLES):
                 set_(name, _mapping(getattr(self, name), name))
-            for name in ("mem_bw", "mem_efficiency", "launch_overhead",
+            for name in ("mem_bw", "mem_efficiency", "launch_overhead", "host_launch",
                          "memory_bytes", "l2_bytes"):
                 value = getattr(self, name)
                 set_(name, None if value is None else _exact(value, name))
@@ -301,6 +304,8 @@ class Hardware:
             out[S.mem_efficiency()] = self.mem_efficiency
         if self.launch_overhead is not None:
             out[S.launch_overhead()] = self.launch_overhead
+        if self.host_launch is not None:
+            out[S.host_launch()] = self.host_launch
         for cls, value in self.gemm_fixed_s.items():
             out[S.gemm_fixed_time(cls)] = value
         for kind, value in self.kernel_fixed_s.items():
@@ -337,6 +342,8 @@ class Hardware:
                     if d in GEMM_DTYPES})
         if self.mem_efficiency is not None:
             out.update({S.kernel_efficiency(k): self.mem_efficiency for k in S.KERNEL_KINDS})
+        if self.launch_overhead is not None:  # no host gap beyond the launch floor
+            out[S.host_launch()] = self.launch_overhead
         for table, keys, symbol in (("gemm_fixed_s", S.GEMM_CLASSES, S.gemm_fixed_time),
                                     ("kernel_fixed_s", S.KERNEL_KINDS, S.kernel_fixed_time)):
             for key in keys:
@@ -508,6 +515,9 @@ class Hardware:
         row("memory bandwidth", f"{float(self.mem_bw) / 1e12:g} TB/s", "mem_bw")
         row("memory efficiency", _opt(self.mem_efficiency), "mem_efficiency")
         row("launch floor", _opt(self.launch_overhead, 1e6, " us"), "launch_overhead")
+        if self.host_launch is not None:
+            row("host per launch", _opt(self.host_launch, 1e6, " us (events timer)"),
+                "host_launch")
         if self.block_scaling is not None:
             row("block-scaled GEMMs", ", ".join(self.block_scaling) or "none", "block_scaling")
         if self.memory_bytes is not None:
@@ -570,6 +580,7 @@ _FIELD_OF = {
     "BW": "mem_bw",
     "eta_mem": "mem_efficiency",
     "t_launch": "launch_overhead",
+    "t_host": "host_launch",
     **{f"P_{d}": f"peak_flops.{d}" for d in GEMM_DTYPES},
     **{f"eta_{d}": f"gemm_efficiency.{d}" for d in GEMM_DTYPES},
     **{f"t0_{c}": f"gemm_fixed_s.{c}" for c in S.GEMM_CLASSES},
@@ -584,6 +595,7 @@ _FIELD_OF = {
 OVERRIDE_SOURCE = "user override (Hardware.replace)"
 # The fields that cite a source (the numbers and block_scaling), in file order.
 SOURCED = ("peak_flops", "gemm_efficiency", "mem_bw", "mem_efficiency", "launch_overhead",
+           "host_launch",
            "block_scaling", "memory_bytes", "l2_bytes", "gemm_fixed_s", "kernel_fixed_s",
            "kernel_efficiency", "scaling_efficiency", "grouped_efficiency",
            "accumulation_efficiency", "best_shape_efficiency")

@@ -81,6 +81,7 @@ FIELD_KINDS = {
     "mem_bw": "byte_rate",
     "mem_efficiency": "fraction",
     "launch_overhead": "seconds",
+    "host_launch": "seconds",
     "memory_bytes": "bytes",
     "l2_bytes": "bytes",
     "gemm_fixed_s": "fixed_time",
@@ -124,7 +125,8 @@ def symbol_kind(name: str) -> str | None:
                          ("kappa_", "rate_factor"), ("BW_", "link_rate"), ("phi_", "fraction")):
         if name.startswith(prefix):
             return kind
-    return {"BW": "byte_rate", "t_launch": "seconds", "t_step": "step_time"}.get(name)
+    return {"BW": "byte_rate", "t_launch": "seconds", "t_step": "step_time",
+            "t_host": "seconds"}.get(name)
 
 
 def plausible(name: str) -> float:

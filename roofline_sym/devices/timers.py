@@ -8,9 +8,11 @@ eager launches (triton ``do_bench``, ``torch.utils.benchmark``) also see the
 host between them when the kernels are short; a profiler's sum of kernel
 times (torchao's benchmarks, CUPTI) sees neither.  A speedup table's optional
 ``timer`` column names which one a source used (``graph``, ``events``,
-``profiler``; blank: not stated).  The calibration does not price the timer:
-every row is fitted and predicted with the class fixed times
-(docs/fidelity.md says where that shows).
+``profiler``; blank: not stated).  The model prices it (``timer=`` of
+``rs.linear``): under ``events`` every kernel's floor is the host's time per
+launch (``t_host``, the entry's ``host_launch_s``, else its launch floor);
+published rows are predicted with their own timer, a blank one with the
+default, ``graph``.
 
 >>> TIMERS
 ('graph', 'events', 'profiler')

@@ -46,6 +46,7 @@ TOML_FIELDS = {
     "mem_bw_bytes_per_s": "mem_bw",
     "mem_efficiency": "mem_efficiency",
     "launch_overhead_s": "launch_overhead",
+    "host_launch_s": "host_launch",
     "block_scaling": "block_scaling",
     "memory_bytes": "memory_bytes",
     "l2_bytes": "l2_bytes",

@@ -88,7 +88,7 @@ def _terms(r: Recipe, mode: str, fuse: bool, opts: Options, w: Workload,
         # recipe keeps in bf16, which is still a low-precision-side term)
         label = _lowp_label(r) if id.side == "lowp" else "bf16"
         return Term.roofline(id, work, gemm_time=opts.gemm_time, launch_floor=opts.launch_floor,
-                             efficiency=opts.efficiency, label=label)
+                             efficiency=opts.efficiency, label=label, timer=opts.timer)
 
     def gemm(name: str, m: sympy.Expr, k: sympy.Expr, n: sympy.Expr, operand: str,
              scale_bytes: sympy.Expr = sympy.Integer(0)) -> Gemm:

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Protocol
 
 from ..devices import DATASETS
 from ..devices.implementations import IMPLEMENTATIONS
+from ..devices.timers import TIMERS
 from ..validate import InputTypeError, choice, show, unknown_name
 from .recipes import TABLES, list_recipes
 from .term import EFFICIENCY_MODELS, GEMM_TIME_MODELS, LAUNCH_FLOORS
@@ -64,6 +65,12 @@ class Options:
       (``devices.implementations``: ``torch``, ``cutlass``, ``triton``,
       ``deepgemm``, ``fbgemm``, ``te``); applied when the model is bound, by
       the size-dependent model only.
+    - ``timer``: how the time is measured (``devices.timers``): ``graph`` (the
+      default: kernels back to back from the GPU's queue, as a CUDA-graph
+      replay or a training step that keeps the queue full runs them; each
+      kernel's floor is the GPU's launch floor ``t_launch``), ``profiler`` (a
+      sum of kernel times: the same), ``events`` (CUDA events around eager
+      launches: each kernel's floor is the host's time per launch ``t_host``).
     """
 
     gemm_time: str = "roofline"
@@ -77,13 +84,14 @@ class Options:
     workload_kernels: bool = True
     grouped: str = "layer"
     implementation: str = "torch"
+    timer: str = "graph"
 
     def __post_init__(self) -> None:
         for name, valid in (("gemm_time", GEMM_TIME_MODELS), ("launch_floor", LAUNCH_FLOORS),
                             ("recipe_table", TABLES), ("gemm_scales", GEMM_SCALES),
                             ("dataset", DATASETS), ("efficiency", EFFICIENCY_MODELS),
                             ("grouped", tuple(GROUPED_MODELS)),
-                            ("implementation", IMPLEMENTATIONS)):
+                            ("implementation", IMPLEMENTATIONS), ("timer", TIMERS)):
             choice(getattr(self, name), valid, f"option {name}")
         for name in ("torch_compile_limitations", "fuse", "workload_kernels"):
             if not isinstance(getattr(self, name), bool):

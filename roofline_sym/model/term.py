@@ -50,6 +50,7 @@ __all__ = [
     "GEMM_TIME_MODELS",
     "LAUNCH_FLOORS",
     "EFFICIENCY_MODELS",
+    "HOST_TIMERS",
     "roofline_pieces",
     "roofline_piece_times",
     "roofline_times",
@@ -124,6 +125,11 @@ GEMM_TIME_MODELS = ("roofline", "compute")
 # per_kernel: every kernel costs Max(bytes / BWeff, L) (torchao); empty_kernels:
 # bytes are summed at BWeff, and only kernels that move no bytes pay L (the seed)
 LAUNCH_FLOORS = ("per_kernel", "empty_kernels")
+# how the time was measured (devices.timers): under CUDA events around eager launches
+# every kernel's floor is the host's time per launch (t_host), since the GPU idles
+# while the host issues the next kernel; a graph replay or a profiler's sum of
+# kernel times sees the GPU's own launch floor (t_launch) only
+HOST_TIMERS = ("events",)
 # flat: one efficiency per GEMM dtype and one for memory (torchao, the seed);
 # size: every GEMM class and kernel class has a fixed time in seconds (t0_fp8_rowwise,
 # t0_cast) before its work runs at the asymptotic rate, kernels run at their class's efficiency (eta_cast, ...), scaled GEMMs at
@@ -217,8 +223,8 @@ class Work:
 
 
 def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
-                    launch_floor: str = "per_kernel",
-                    efficiency: str = "flat") -> tuple[tuple[str, sympy.Expr], ...]:
+                    launch_floor: str = "per_kernel", efficiency: str = "flat",
+                    timer: str = "graph") -> tuple[tuple[str, sympy.Expr], ...]:
     """The regime pieces of a GEMM's or kernel's time: the one roofline.
 
     A GEMM: ``compute`` = F / (P_d eta_d), then (``gemm_time="roofline"``)
@@ -235,6 +241,9 @@ def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
     asymptotic rate, a faster dtype gets no shorter fixed time for free, and
     each kernel class has its own achievable bandwidth.
 
+    ``timer="events"`` (``HOST_TIMERS``): the launch piece is the host's time
+    per eager launch, ``t_host``, in place of ``t_launch``.
+
     >>> from roofline_sym.symbols import M, K, N
     >>> roofline_pieces(Work(2 * M * K * N, "fp8", M * K), gemm_time="compute")
     (('compute', 2*K*M*N/(P_fp8*eta_fp8)),)
@@ -242,6 +251,8 @@ def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
     (('memory', 4*M/(BW*eta_mem)),)
     >>> roofline_pieces(Work(bytes=4 * M, kind="transpose"), efficiency="size")[0]
     ('memory', t0_transpose + 4*M/(BW*eta_transpose))
+    >>> roofline_pieces(Work(bytes=4 * M), timer="events")[-1]
+    ('launch', t_host)
     """
     if gemm_time not in GEMM_TIME_MODELS:
         raise InputError(f"unknown GEMM time model {gemm_time!r}; known: {GEMM_TIME_MODELS}")
@@ -250,7 +261,7 @@ def roofline_pieces(work: Work, *, gemm_time: str = "roofline",
     if efficiency not in EFFICIENCY_MODELS:
         raise InputError(f"unknown efficiency model {efficiency!r}; known: {EFFICIENCY_MODELS}")
     sized = efficiency == "size"
-    launch = ("launch", S.launch_overhead())
+    launch = ("launch", S.host_launch() if timer in HOST_TIMERS else S.launch_overhead())
     if work.dtype is not None:
         rate = S.peak_flops(work.dtype) * S.gemm_efficiency(work.dtype)
         fixed: sympy.Expr = sympy.Integer(0)
@@ -371,10 +382,10 @@ class Term:
     @classmethod
     def roofline(cls, id: TermId, work: Work, *, gemm_time: str = "roofline",
                  launch_floor: str = "per_kernel", efficiency: str = "flat",
-                 label: str | None = None) -> "Term":
+                 label: str | None = None, timer: str = "graph") -> "Term":
         """The term of ``work`` priced by ``roofline_pieces``."""
         return cls(id, roofline_pieces(work, gemm_time=gemm_time, launch_floor=launch_floor,
-                                       efficiency=efficiency), work, label)
+                                       efficiency=efficiency, timer=timer), work, label)
 
     @property
     def name(self) -> str:

@@ -68,10 +68,11 @@ def row_gpu(key: str, dataset: str = "default") -> Hardware:
 
 @cache
 def _model(recipe: str, mode: str, workload: str, groups: int, preset: str,
-           implementation: str = "torch") -> Linear:
-    # one group: linear's default (None), a dense layer
+           implementation: str = "torch", timer: str = "") -> Linear:
+    # one group: linear's default (None), a dense layer; a blank timer: the preset's
     return linear(_recipe_name(recipe, mode), mode=mode, preset=preset, workload=workload,
-                  groups=None if groups == 1 else groups, implementation=implementation)
+                  groups=None if groups == 1 else groups, implementation=implementation,
+                  timer=timer or PRESETS[preset].timer)
 
 
 @cache
@@ -111,7 +112,7 @@ def _row_linear(table: SpeedupTable, i: int, preset: str) -> Linear:
     mode, recipe = str(table.mode[i]), str(table.recipe[i])
     try:
         model = _model(recipe, mode, workload, int(table.groups[i]), preset,
-                       str(table.implementation[i]))
+                       str(table.implementation[i]), str(table.timer[i]))
     except (ValueError, TypeError) as exc:
         if "recipe" in str(exc) and recipe not in list_recipes(mode) and mode in (
                 "training", "inference"):
