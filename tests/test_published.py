@@ -3,6 +3,7 @@ and the accuracy of the shipped default on rows in and out of its fit."""
 
 import math
 import textwrap
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -13,7 +14,9 @@ from roofline_sym.fidelity.published_tables import gpu_fits
 from roofline_sym.fidelity.published_tables import speedup_table
 from roofline_sym.fidelity.published_tables import intervals
 from roofline_sym.fidelity.published_tables.joint_fit import errors, fit_speedups, source_weights
-from roofline_sym.fidelity.published_tables.scorecard import SPLITS, heldout, published_report
+from roofline_sym.fidelity.published_tables.gemm_kernels import gemm_rows
+from roofline_sym.fidelity.published_tables.scorecard import (SPLITS, heldout, heldout_kernels,
+                                                              heldout_rows, published_report)
 from roofline_sym.fidelity.published_tables.stored_residuals import heldout_path, stored_heldout
 from roofline_sym.devices.hardware_entry import UnknownHardwareError
 from roofline_sym.fidelity.published_tables.gemm_kernels import gemm_rows
@@ -169,7 +172,7 @@ def test_default_fits_the_published_rows_and_beats_torchao(rep):
 def test_held_out_rows_meet_the_goal():
     # the calibration refitted without the held-out rows predicts them (docs/
     # fidelity.md gives every split; the suite checks the middle M of the table)
-    m_splits = [s for s in SPLITS if "M = 4096" in s.name]
+    m_splits = [s for s in SPLITS if s.name == "H100: rowwise table, M = 4096 held out"]
     assert len(m_splits) == 1
     for split, e in heldout(m_splits):
         assert e["rows"] == 36, split.name
@@ -179,6 +182,27 @@ def test_held_out_rows_meet_the_goal():
         ((_, stored),) = stored_heldout(m_splits)
         for key in e:
             assert stored[key] == pytest.approx(e[key], rel=1e-4), (key, stored, e)
+
+
+def test_a_split_refits_without_the_kernel_rows_of_its_held_out_rows():
+    # the B200 split holds out every source's M = 4096 rows; the GEMM kernel rows
+    # of those sources at those shapes time the same GEMMs and leave the refit too
+    split = next(s for s in SPLITS if s.gpu == "B200 (HGX)" and "M=4096" in s.name)
+    rows, held = heldout_rows(split)
+    test = rows.select(held)
+    k = gemm_rows()
+    drop = heldout_kernels(test, k)
+    assert drop.any() and set(k.M[drop]) == {4096}
+    assert set(k.source_id[drop]) <= set(test.source_id)
+    # kept: the same sources at other M, and other sources at M = 4096
+    same = np.isin(k.source_id, list(set(test.source_id)))
+    assert (same & ~drop & (k.M != 4096)).any()
+    # by hand: source a's row at (4096, 1024, 8192) drops a's kernel rows at that M
+    # with K, N either way round, not source b's nor a's at another M
+    test_rows = SimpleNamespace(source_id=["a"], M=[4096.0], K=[1024.0], N=[8192.0])
+    kernel_rows = SimpleNamespace(source_id=["a", "a", "b", "a"], M=[4096.0] * 3 + [2048.0],
+                                  K=[8192.0, 1024.0, 1024.0, 1024.0], N=[1024.0] + [8192.0] * 3)
+    assert heldout_kernels(test_rows, kernel_rows).tolist() == [True, True, False, False]
 
 
 def test_stored_heldout_residuals_hold_every_split_and_only_its_rows(tmp_path):
@@ -219,9 +243,9 @@ def test_prediction_intervals():
     p = fidelity.predict_speedups(rows, interval=0.8)
     assert set(p) == {"speedup", "low", "high"}
     assert (p["low"] < p["high"]).all()
-    # a calibrated class's band brackets the prediction; an uncalibrated one may
-    # lie to one side of it (its left-out residuals were biased)
-    assert (p["low"][:2] < p["speedup"][:2]).all() and (p["speedup"][:2] < p["high"][:2]).all()
+    # every band holds its prediction, an uncalibrated class's too (centred on its
+    # pool's lean, never past the prediction)
+    assert (p["low"] <= p["speedup"]).all() and (p["speedup"] <= p["high"]).all()
     np.testing.assert_array_equal(p["speedup"], fidelity.predict_speedups(rows))
     # each row's band is its class's pool of left-out residuals
     classes = [intervals.row_class(rs.hardware(g), w, i or "torch", f, "inference")
@@ -496,26 +520,61 @@ def test_free_fixed_times_are_held_to_their_prior_class():
 
 
 def test_a_band_takes_the_recipes_pool_when_it_has_enough_rows(tmp_path):
-    # 30 left-out per-tensor inference GEMMs, all 10% too optimistic, and 5
-    # rowwise training rows 50% too pessimistic, all Hopper GEMM-only rows.
-    # Per-tensor: its recipe pool (30 rows) gives low = high = exp(-0.1).
-    # Rowwise training: its recipe pool has 5 < MIN_ROWS rows, so the band is the
-    # GPU's pool of all 35: its 10% quantile is -0.5 (5 of 35 rows), its 90% 0.1:
-    # measured / predicted in exp(-0.1) .. exp(0.5)
+    # 30 left-out per-tensor inference GEMMs, all 10% too optimistic (r = 0.1), and
+    # 5 rowwise training rows too pessimistic (r = -0.5), all Hopper GEMM-only rows.
+    # Per-tensor: its recipe pool (30 rows), centred on 0.1 with no spread around
+    # it; the band holds the prediction (r = 0), so r in 0 .. 0.2:
+    # measured / predicted = exp(-r) in exp(-0.2) .. 1.
+    # Rowwise training: its recipe pool has 5 < MIN_ROWS rows: the GPU's pool of
+    # all 35, median 0.1; 28 of its 35 |r - 0.1| are 0, so its 80% quantile is 0:
+    # the same band (the 5 rows are beyond the 80%)
     assert intervals.MIN_ROWS == 30
     per_tensor = intervals.RowClass("hopper", "gemm", True, True, "inference", "tensorwise")
     rowwise = intervals.RowClass("hopper", "gemm", True, True, "training", "rowwise")
     rows = [{"source_id": "a", "gpu": "h100", "generation": c.generation,
              "workload": c.workload, "gpu_calibrated": 1, "impl_calibrated": 1,
-             "mode": c.mode, "family": c.family, "log_residual": r}
+             "mode": c.mode, "family": c.family, "implementation": "torch", "timer": "graph",
+             "log_residual": r}
             for c, r, n in ((per_tensor, 0.1, 30), (rowwise, -0.5, 5)) for _ in range(n)]
     path = intervals.write_residuals(rows, tmp_path / "residuals.csv")
     lo, hi = intervals.band([per_tensor, rowwise], 0.8, str(path))
-    np.testing.assert_allclose(lo, [math.exp(-0.1), math.exp(-0.1)])
-    np.testing.assert_allclose(hi, [math.exp(-0.1), math.exp(0.5)])
+    np.testing.assert_allclose(lo, [math.exp(-0.2), math.exp(-0.2)])
+    np.testing.assert_allclose(hi, [1.0, 1.0])
     # a row whose recipe is not known (blank mode) goes straight to the GPU's pool
     lo, hi = intervals.band([intervals.RowClass("hopper", "gemm", True, True)], 0.8, str(path))
-    np.testing.assert_allclose([lo[0], hi[0]], [math.exp(-0.1), math.exp(0.5)])
+    np.testing.assert_allclose([lo[0], hi[0]], [math.exp(-0.2), 1.0])
+
+
+def test_a_band_widens_for_what_its_residuals_have_not_seen(tmp_path):
+    # 30 Hopper rows at r = 0.1 (torch, graph) and 30 Blackwell rows at r = -0.3
+    # (cutlass, events): pooled median -0.1; each generation, implementation and
+    # timer leans 0.2 from it (the groups' biases: 0.2, 0.2).
+    # A Hopper, torch, graph row: its pool, centred on 0.1 with no spread, held
+    # out to the prediction: r in 0 .. 0.2.
+    # A CDNA4 row with DeepGEMM under a profiler (none of the three seen): the
+    # broad pool of 60, centre -0.1, every |r - c| 0.2, so a half-width 0.2, then
+    # + 0.2 in quadrature three times: sqrt(4 x 0.04) = 0.4, r in -0.5 .. 0.3;
+    # the generation alone unseen: sqrt(2) x 0.2
+    def row(gen, impl, timer, r):
+        return {"source_id": gen, "gpu": "x", "generation": gen, "workload": "gemm",
+                "gpu_calibrated": 1, "impl_calibrated": 1, "mode": "", "family": "",
+                "implementation": impl, "timer": timer, "log_residual": r}
+
+    rows = ([row("hopper", "torch", "graph", 0.1)] * 30
+            + [row("blackwell", "cutlass", "events", -0.3)] * 30)
+    path = str(intervals.write_residuals(rows, tmp_path / "residuals.csv"))
+    seen = intervals.RowClass("hopper", "gemm", True, True, implementation="torch",
+                              timer="graph")
+    unseen = intervals.RowClass("cdna4", "gemm", True, True, implementation="deepgemm",
+                                timer="profiler")
+    new_gpu = intervals.RowClass("cdna4", "gemm", True, True, implementation="torch",
+                                 timer="graph")
+    lo, hi = intervals.band([seen, unseen, new_gpu], 0.8, path)
+    half = math.sqrt(2) * 0.2
+    np.testing.assert_allclose(lo, [math.exp(-0.2), math.exp(-0.3), math.exp(0.1 - half)])
+    np.testing.assert_allclose(hi, [1.0, math.exp(0.5), math.exp(0.1 + half)])
+    # every band holds its prediction
+    assert (lo <= 1).all() and (hi >= 1).all()
 
 
 @given(st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=60),

@@ -64,6 +64,7 @@ class CrossValidation:
                  "generation": c.generation, "workload": c.workload,
                  "gpu_calibrated": int(c.gpu_calibrated),
                  "impl_calibrated": int(c.impl_calibrated), "mode": c.mode, "family": c.family,
+                 "implementation": c.implementation, "timer": c.timer,
                  "log_residual": f"{self.log_residuals[i]:.6g}"}
                 for i, c in enumerate(self.classes)]
 
@@ -175,7 +176,8 @@ def leave_one_source_out(table: SpeedupTable | None = None, kernels: GemmRows | 
                                             for f in fits.values())
             classes.append(RowClass(str(impls.generation(row_gpu(key))),
                                     WORKLOAD_CLASSES.get(str(rows.workload[i]), "layer"),
-                                    calibrated, pinned, str(rows.mode[i]), family or ""))
+                                    calibrated, pinned, str(rows.mode[i]), family or "",
+                                    impl, str(rows.timer[i]) or "graph"))
         parts.append((rows, pred, True, classes))
     return assemble(parts)
 

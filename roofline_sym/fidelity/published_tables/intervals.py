@@ -56,7 +56,8 @@ class RowClass:
     (``gpu_calibrated``) and the implementation (``impl_calibrated``) were
     calibrated by measurements, and the recipe: its ``mode`` (``training``,
     ``inference``; blank: not known) and scaling ``family`` (``rowwise``,
-    ``mx``, ...; blank: bf16 GEMMs).
+    ``mx``, ...; blank: bf16 GEMMs); the ``implementation`` and ``timer`` it
+    was predicted for (a band widens where the residuals have seen neither).
 
     >>> RowClass("hopper", "gemm", True, True, "inference", "tensorwise").keys()[0]
     ('recipe', 'inference', 'tensorwise', True, True)
@@ -68,6 +69,9 @@ class RowClass:
     impl_calibrated: bool
     mode: str = ""
     family: str = ""
+    # what a band widens for where the residuals have not seen it (not a pool key)
+    implementation: str = "torch"
+    timer: str = "graph"
 
     def keys(self) -> list[tuple[Any, ...]]:
         """From the most specific pool to the broadest: the recipe's (mode and
@@ -82,21 +86,24 @@ class RowClass:
 
 
 def row_class(gpu: Hardware, workload: str, implementation: str, family: str | None,
-              mode: str = "") -> RowClass:
+              mode: str = "", timer: str = "") -> RowClass:
     """The class of a prediction for ``gpu`` running ``workload`` in ``mode``
-    with ``implementation`` GEMMs of scaling ``family``."""
+    with ``implementation`` GEMMs of scaling ``family``, timed by ``timer``
+    (blank: the default model's, ``graph``)."""
     calibrated = gpu.name in gpu_fits.fitted_gpus()
     impl_ok = implementation == "torch" or (
         family is not None and impls.profile(implementation, gpu, family) is not None)
     return RowClass(str(impls.generation(gpu)), WORKLOAD_CLASSES.get(workload, "layer"),
-                    calibrated, impl_ok, mode, family or "")
+                    calibrated, impl_ok, mode, family or "", implementation or "torch",
+                    timer or "graph")
 
 
 def table_classes(table: SpeedupTable, rows: Iterable[int] | None = None) -> list[RowClass]:
     """The class of each row (``rows``: only these) of a speedup table as the
     shipped calibration predicts it."""
     return [row_class(row_gpu(str(table.gpu[i])), str(table.workload[i]),
-                      str(table.implementation[i]), row_family(table, i), str(table.mode[i]))
+                      str(table.implementation[i]), row_family(table, i), str(table.mode[i]),
+                      str(table.timer[i]))
             for i in (range(len(table)) if rows is None else rows)]
 
 
@@ -106,7 +113,7 @@ def residuals_path() -> Path:
 
 
 _COLUMNS = ("source_id", "gpu", "generation", "workload", "gpu_calibrated", "impl_calibrated",
-            "mode", "family", "log_residual")
+            "mode", "family", "implementation", "timer", "log_residual")
 
 
 def read_residuals(path: str | Path | None = None) -> list[tuple[dict[str, str], RowClass, float]]:
@@ -123,7 +130,8 @@ def read_residuals(path: str | Path | None = None) -> list[tuple[dict[str, str],
             raise InputError(f"{where(table.source, line, 'log_residual')}: "
                              f"{show(row['log_residual'])} is not a number") from None
         c = RowClass(row["generation"], row["workload"], row["gpu_calibrated"] == "1",
-                     row["impl_calibrated"] == "1", row["mode"], row["family"])
+                     row["impl_calibrated"] == "1", row["mode"], row["family"],
+                     row["implementation"], row["timer"])
         out.append((row, c, r))
     return out
 
@@ -139,23 +147,63 @@ def _pools(path: str | None = None) -> dict[tuple[Any, ...], np.ndarray]:
     return {k: np.sort(np.array(v)) for k, v in pools.items()}
 
 
+# the attributes of a row whose groups each lean their own way (a generation's
+# calibration, a library's kernels, a timer's host time): a band widens by their
+# spread where the residuals have not seen the row's
+UNSEEN = ("generation", "implementation", "timer")
+
+
+@cache
+def _seen(path: str | None = None) -> dict[str, tuple[frozenset[str], np.ndarray]]:
+    """Per ``UNSEEN`` attribute: the values the residuals hold, and the sorted
+    distances of each value's median residual from the pooled median (the bias
+    a group the residuals have not seen may carry)."""
+    rows = [(c, r) for _, c, r in read_residuals(path) if math.isfinite(r)]
+    if not rows:
+        return {a: (frozenset(), np.zeros(1)) for a in UNSEEN}
+    centre = sorted_quantile(np.sort([r for _, r in rows]), 0.5)
+    out = {}
+    for a in UNSEEN:
+        groups: dict[str, list[float]] = {}
+        for c, r in rows:
+            groups.setdefault(getattr(c, a), []).append(r)
+        bias = np.sort([abs(sorted_quantile(np.sort(v), 0.5) - centre)
+                        for v in groups.values()])
+        out[a] = (frozenset(groups), bias)
+    return out
+
+
 def band(classes: Sequence[RowClass], interval: float, path: str | None = None
          ) -> tuple[np.ndarray, np.ndarray]:
     """Per class, the factors ``(low, high)`` that bound the measured
     speedup as ``low * predicted .. high * predicted`` with probability
-    ``interval`` (in (0, 1)), from the residuals of the class's pool."""
+    ``interval`` (in (0, 1)), from the residuals of the class's pool.
+
+    The band is centred on the pool's median residual (a pool that
+    over-predicts moves its band down) with the half-width that holds
+    ``interval`` of the pool's residuals around it; for each of the row's
+    GPU generation, implementation and timer the residuals have not seen, the
+    ``interval`` quantile of the groups' biases is added in quadrature (an
+    unseen group's own lean is unknown, drawn like the seen groups'); and the
+    band always holds the prediction itself."""
     if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not (
             0 < float(interval) < 1):
         raise InputError(f"interval must be a probability in (0, 1), such as 0.8, "
                          f"not {interval!r}")
     pools = _pools(path)
+    seen = _seen(path)
     lo, hi = np.empty(len(classes)), np.empty(len(classes))
     for i, c in enumerate(classes):
         pool = next((pools[k] for k in c.keys() if len(pools.get(k, ())) >= MIN_ROWS),
                     pools[(None, None, None, None)])
-        # measured = predicted * exp(-r): the high residual quantile bounds it below
-        q_lo, q_hi = (sorted_quantile(pool, q) for q in ((1 - interval) / 2, (1 + interval) / 2))
-        lo[i], hi[i] = math.exp(-q_hi), math.exp(-q_lo)
+        centre = sorted_quantile(pool, 0.5)
+        half = sorted_quantile(np.sort(np.abs(pool - centre)), interval)
+        for a, (values, bias) in seen.items():
+            if getattr(c, a) not in values:
+                half = math.hypot(half, sorted_quantile(bias, interval))
+        half = max(half, abs(centre))
+        # measured = predicted * exp(-r): the high residual bounds it below
+        lo[i], hi[i] = math.exp(-(centre + half)), math.exp(-(centre - half))
     return lo, hi
 
 
@@ -188,6 +236,7 @@ def write_residuals(rows: Iterable[dict[str, Any]], path: str | Path | None = No
         for r in rows:
             w.write({k: r[k] for k in _COLUMNS})
     _pools.cache_clear()
+    _seen.cache_clear()
     return out
 
 
@@ -196,7 +245,7 @@ def model_class(model: Linear) -> RowClass:
     if model.hardware is None:
         raise InputError("an interval needs a GPU: bind the model with .on(gpu)")
     return row_class(model.hardware, model.workload.name, model.options.implementation,
-                     model.recipe.family("output"), model.mode)
+                     model.recipe.family("output"), model.mode, model.options.timer)
 
 
 def speedup_band(model: Linear, interval: float = 0.8) -> tuple[float, float]:

@@ -27,12 +27,13 @@ import numpy as np
 from ...output import plot as figures
 from . import gpu_fits
 from .cross_validation import fit_predictions
+from .gemm_kernels import GemmRows, gemm_rows
 from .joint_fit import errors
 from .speedup_table import SpeedupTable, published, read
 from .rows import predict, predictable, row_model
 
 __all__ = ["SpeedupReport", "published_report", "Split", "SPLITS", "heldout", "heldout_rows",
-           "heldout_predictions", "PRESETS"]
+           "heldout_kernels", "heldout_predictions", "PRESETS"]
 
 PRESETS = ("default", "torchao", "seed")
 
@@ -171,7 +172,8 @@ SPLITS = (
     # the blockwise rows stay in the fit: they alone measure the blockwise GEMM factor
     Split("H100: fit on the rowwise table, the other rowwise and tensorwise rows held out",
           "H100 SXM", lambda t: (t.source_id != "ao-rowwise-h100-png") & (t.recipe != "blockwise")),
-    Split("B200: 4096^3 held out", "B200 (HGX)", lambda t: t.M == 4096),
+    # every source's rows at M = 4096 (the cube and the other N, K of that M)
+    Split("B200: every source's rows at M=4096 held out", "B200 (HGX)", lambda t: t.M == 4096),
     Split("B200: dynamic nvfp4 held out", "B200 (HGX)", lambda t: t.recipe == "nvfp4"),
 )
 
@@ -191,16 +193,31 @@ def heldout_rows(split: Split, table: SpeedupTable | None = None
     return rows, np.asarray(split.held_out(rows), bool)
 
 
+def heldout_kernels(test: SpeedupTable, kernels: GemmRows | None = None) -> np.ndarray:
+    """Which GEMM kernel rows time the GEMMs of the held-out rows ``test``: the
+    same source at the same shape (M, and K, N in either order).  A refit that
+    kept them would read the held-out measurement through its GEMM alone."""
+    k = gemm_rows() if kernels is None else kernels
+    held = {(str(s), m, frozenset((a, b))) for s, m, a, b in
+            zip(test.source_id, test.M, test.K, test.N)}
+    out: np.ndarray = np.array([(str(s), m, frozenset((a, b))) in held for s, m, a, b in
+                                zip(k.source_id, k.M, k.K, k.N)], bool)
+    return out
+
+
 def heldout_predictions(splits: Sequence[Split] = SPLITS, table: SpeedupTable | None = None
                         ) -> list[tuple[Split, SpeedupTable, np.ndarray]]:
     """For each split: the held-out rows and their predictions by the
-    calibration refitted without them, its implementation profiles included
-    (``heldout`` scores these)."""
+    calibration refitted without them and without their GEMM kernel rows
+    (``heldout_kernels``), its implementation profiles included (``heldout``
+    scores these)."""
     out = []
+    kernels = gemm_rows()
     for split in splits:
         rows, held = heldout_rows(split, table)
-        fitted = gpu_fits.fit_gpu(gpu_fits.SPECS[split.gpu], rows.select(~held))
         test = rows.select(held)
+        kept = kernels.select(~heldout_kernels(test, kernels))
+        fitted = gpu_fits.fit_gpu(gpu_fits.SPECS[split.gpu], rows.select(~held), kernels=kept)
         # the refit's own implementation profiles: the shipped ones were fitted
         # with the held-out rows
         out.append((split, test, fit_predictions(fitted, test)))
