@@ -40,7 +40,7 @@ from .gemm_kernels import GemmRows
 from .speedup_table import SpeedupTable, read
 from .rows import predictable, unbound_row_model
 
-__all__ = ["SpeedupFit", "FittedNumber", "fit_speedups", "gemm_times", "predict_rows",
+__all__ = ["SpeedupFit", "FittedNumber", "SpeedupProblem", "fit_speedups", "gemm_times", "predict_rows",
            "errors", "BOUNDS", "implementation_values", "source_weights"]
 
 # physical range of each kind of free number (the hardware entry's own ranges);
@@ -311,73 +311,90 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
         from scipy.optimize import least_squares
     except ImportError:  # pragma: no cover - scipy is in the fit and test extras
         raise ImportError("fit_speedups needs scipy: pip install 'roofline-sym[fit]'") from None
-    table = read(table)
-    if len(table) == 0 and (kernels is None or len(kernels) == 0):
-        raise InputError("no rows to fit")
-    if not predictable(table).all() or np.isnan(table.measured).any():
-        raise InputError("fit to single-shape rows with a measured speedup only")
-    free = list(dict.fromkeys(free))
-    if not free:
-        raise InputError("name at least one hardware number to fit")
-    base_hw = base if isinstance(base, Hardware) else hardware(base)
-    groups = _groups(table, preset)
-    values = {str(k): float(v) for k, v in base_hw.parameters.items()}
-    for name in free:
-        _bounds(name)  # a name that cannot be fitted is refused before any work
-        if not name.startswith(PROFILE_NUMBERS) and name not in values:
-            S.hardware_symbol(name)  # an unknown name: its own error
-    n_k = 0 if kernels is None else len(kernels)
-    measured = np.log(table.measured)
-    measured_k = np.log(kernels.seconds) if kernels is not None and n_k else np.empty(0)
-    weights = source_weights(table.source_id)
-    weights_k = KERNEL_WEIGHT * source_weights(kernels.source_id if n_k and kernels is not None
-                                               else ())
+    problem = SpeedupProblem(read(table), base if isinstance(base, Hardware) else hardware(base),
+                             free, kernels, preset, shipped_profiles)
+    return problem.solve(least_squares, source)
 
-    independent: set[str] = {str(x) for x in values} - _inherited(base_hw, free, free)
 
-    def full(trials: Sequence[dict[str, float]]) -> np.ndarray:
+class SpeedupProblem:
+    """One joint fit of speedup rows and GEMM kernel rows (``fit_speedups``):
+    the rows, the base entry and its numbers, the free numbers, and the
+    residuals of a batch of trial values (``residuals``: weighted log
+    errors, then the physical limits' and the fixed-time priors' penalties).
+    ``solve`` finds which free numbers a row pins and fits those."""
+
+    def __init__(self, table: SpeedupTable, base: Hardware, free: Sequence[str],
+                 kernels: GemmRows | None = None, preset: str = "default",
+                 shipped: bool = True) -> None:
+        if len(table) == 0 and (kernels is None or len(kernels) == 0):
+            raise InputError("no rows to fit")
+        if not predictable(table).all() or np.isnan(table.measured).any():
+            raise InputError("fit to single-shape rows with a measured speedup only")
+        self.free = list(dict.fromkeys(free))
+        if not self.free:
+            raise InputError("name at least one hardware number to fit")
+        self.table, self.base, self.shipped = table, base, shipped
+        self.groups = _groups(table, preset)
+        self.values = {str(k): float(v) for k, v in base.parameters.items()}
+        for name in self.free:
+            _bounds(name)  # a name that cannot be fitted is refused before any work
+            if not name.startswith(PROFILE_NUMBERS) and name not in self.values:
+                S.hardware_symbol(name)  # an unknown name: its own error
+        self.kernels = kernels
+        self.n_k = 0 if kernels is None else len(kernels)
+        self.measured = np.log(table.measured)
+        self.measured_k = (np.log(kernels.seconds) if kernels is not None and self.n_k
+                           else np.empty(0))
+        self.weights = source_weights(table.source_id)
+        self.weights_k = KERNEL_WEIGHT * source_weights(
+            kernels.source_id if self.n_k and kernels is not None else ())
+        self.independent: set[str] = {str(x) for x in self.values} - _inherited(
+            base, self.free, self.free)
+
+    def residuals(self, trials: Sequence[dict[str, float]]) -> np.ndarray:
         """``(len(trials), rows + limits)``: weighted log errors, then the limit penalties."""
-        trials = [_chained(t, independent) for t in trials]
-        r = weights * (np.log(_evaluate_batch(groups, len(table), trials, base_hw,
-                                              shipped_profiles)) - measured)
-        if n_k and kernels is not None:
-            rk = weights_k * (np.log(_gemm_times_batch(kernels, trials, base_hw,
-                                                       shipped_profiles)) - measured_k)
+        trials = [_chained(t, self.independent) for t in trials]
+        r = self.weights * (np.log(_evaluate_batch(self.groups, len(self.table), trials,
+                                                   self.base, self.shipped)) - self.measured)
+        if self.n_k and self.kernels is not None:
+            rk = self.weights_k * (np.log(_gemm_times_batch(self.kernels, trials, self.base,
+                                                            self.shipped)) - self.measured_k)
             r = np.concatenate([r, rk], axis=1)
-        limits = np.array([_limit_penalties(t, base_hw, free) for t in trials])
-        priors = np.array([_fixed_time_priors(t, free) for t in trials])
+        limits = np.array([_limit_penalties(t, self.base, self.free) for t in trials])
+        priors = np.array([_fixed_time_priors(t, self.free) for t in trials])
         return np.concatenate([r, limits.reshape(len(trials), -1),
                                priors.reshape(len(trials), -1)], axis=1)
 
-    def start_of(name: str) -> float:
+    def start(self, name: str) -> float:
+        """Where free number ``name`` starts: its value, its shipped profile's,
+        its prior class's or a typical one, within its range."""
         lo, hi = _bounds(name)
-        v = (values.get(name) or (_prior_profile(name, base_hw) if shipped_profiles else None)
-             or _prior_fixed(name, values) or _typical(name, values))
+        v = (self.values.get(name)
+             or (_prior_profile(name, self.base) if self.shipped else None)
+             or _prior_fixed(name, self.values) or _typical(name, self.values))
         return min(max(v, lo * 1.01), hi * 0.99)
 
-    # which free numbers any row moves: a numeric Jacobian at the start (the
-    # limit penalties are not rows)
-    x0 = {n: start_of(n) for n in free}
-    n_rows = len(table) + n_k
-    probe = full([{**values, **x0}] + [{**values, **x0, n: x0[n] * math.exp(1e-3)}
-                                       for n in free])[:, :n_rows]
-    moved = np.max(np.abs(probe[1:] - probe[0]), axis=1, initial=0) / 1e-3
-    pinned = [n for n, m in zip(free, moved) if m > PIN_THRESHOLD]
-    independent = {str(x) for x in values} - _inherited(base_hw, free, pinned)
-    # an implementation number no row pins is not part of the model at all: the
-    # implementation runs as torch does there
-    kept = {n: x0[n] for n in free if n not in pinned and not n.startswith(PROFILE_NUMBERS)}
-    fitted: dict[str, float] = {}
-    numbers: list[FittedNumber] = []
-    if pinned:
+    def pinned(self, x0: dict[str, float]) -> list[str]:
+        """The free numbers any row moves: a numeric Jacobian at the start
+        (the limit penalties are not rows)."""
+        n_rows = len(self.table) + self.n_k
+        probe = self.residuals(
+            [{**self.values, **x0}]
+            + [{**self.values, **x0, n: x0[n] * math.exp(1e-3)} for n in self.free])[:, :n_rows]
+        moved = np.max(np.abs(probe[1:] - probe[0]), axis=1, initial=0) / 1e-3
+        return [n for n, m in zip(self.free, moved) if m > PIN_THRESHOLD]
+
+    def _least_squares(self, least_squares: Any, pinned: list[str], x0: dict[str, float],
+                       kept: dict[str, float]) -> tuple[dict[str, float], list[FittedNumber]]:
+        """The pinned numbers fitted in their logarithms, within their ranges."""
         bounds = np.log(np.array([_bounds(n) for n in pinned])).T
         step = 1e-6
 
         def trial(x: np.ndarray) -> dict[str, float]:
-            return {**values, **kept, **{n: math.exp(v) for n, v in zip(pinned, x)}}
+            return {**self.values, **kept, **{n: math.exp(v) for n, v in zip(pinned, x)}}
 
         def residuals(x: np.ndarray) -> np.ndarray:
-            out: np.ndarray = full([trial(x)])[0]
+            out: np.ndarray = self.residuals([trial(x)])[0]
             return out
 
         def jacobian(x: np.ndarray) -> np.ndarray:
@@ -385,7 +402,7 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
             # number at its upper bound steps down, never outside its range
             h = np.where(x + step > bounds[1], -step, step)
             xs = [x] + [x + h[j] * np.eye(len(x))[j] for j in range(len(x))]
-            r = full([trial(v) for v in xs])
+            r = self.residuals([trial(v) for v in xs])
             out: np.ndarray = ((r[1:] - r[0]) / h[:, None]).T
             return out
 
@@ -393,28 +410,52 @@ def fit_speedups(table: Any, base: Hardware | str, free: Sequence[str], *,
                                bounds=bounds, x_scale=1.0, loss=LOSS, f_scale=F_SCALE,
                                xtol=1e-10, ftol=1e-10)
         fitted = {n: float(f"{math.exp(v):.4g}") for n, v in zip(pinned, result.x)}
-        numbers = _intervals(pinned, result, table, kernels, fitted, n_rows)
-    for n in free:
-        if n not in fitted:
-            numbers.append(FittedNumber(n, x0[n], x0[n], x0[n], {}, fitted=False))
-    sources = sorted(set(str(s) for s in table.source_id)
-                     | set(str(s) for s in (kernels.source_id if kernels is not None else ())))
-    cite = source or (f"fitted jointly to {len(table)} measured speedups and {n_k} GEMM "
-                      f"kernel rows ({', '.join(sources)}) by "
-                      "roofline_sym.fidelity.fit_speedups")
-    hw_values = {k: v for k, v in fitted.items() if not k.startswith(PROFILE_NUMBERS)}
-    hw = base_hw.with_values(hw_values, source=cite) if hw_values else base_hw
-    final = _chained({**values, **kept, **fitted}, independent)
-    predicted = _evaluate(groups, table, final, base_hw, shipped_profiles)
-    rms = float(np.sqrt(np.mean((np.log(predicted) - measured) ** 2))) if len(table) else math.nan
-    rms_k = math.nan
-    if n_k and kernels is not None:
-        rms_k = float(np.sqrt(np.mean((np.log(gemm_times(kernels, final, base_hw,
-                                                         shipped_profiles))
-                                       - measured_k) ** 2)))
-    order = {n: i for i, n in enumerate(free)}
-    numbers.sort(key=lambda x: order[x.name])
-    return SpeedupFit(hw, fitted, table, predicted, rms, tuple(numbers), kernels, rms_k)
+        numbers = _intervals(pinned, result, self.table, self.kernels, fitted,
+                             len(self.table) + self.n_k)
+        return fitted, numbers
+
+    def solve(self, least_squares: Any, source: str | None = None) -> SpeedupFit:
+        """The fit (``least_squares``: scipy's); ``source``: how the fitted
+        numbers cite the rows."""
+        x0 = {n: self.start(n) for n in self.free}
+        pinned = self.pinned(x0)
+        self.independent = {str(x) for x in self.values} - _inherited(self.base, self.free,
+                                                                      pinned)
+        # an implementation number no row pins is not part of the model at all: the
+        # implementation runs as torch does there
+        kept = {n: x0[n] for n in self.free
+                if n not in pinned and not n.startswith(PROFILE_NUMBERS)}
+        fitted: dict[str, float] = {}
+        numbers: list[FittedNumber] = []
+        if pinned:
+            fitted, numbers = self._least_squares(least_squares, pinned, x0, kept)
+        numbers += [FittedNumber(n, x0[n], x0[n], x0[n], {}, fitted=False)
+                    for n in self.free if n not in fitted]
+        order = {n: i for i, n in enumerate(self.free)}
+        numbers.sort(key=lambda x: order[x.name])
+        return self._result(fitted, kept, numbers, source)
+
+    def _result(self, fitted: dict[str, float], kept: dict[str, float],
+                numbers: list[FittedNumber], source: str | None) -> SpeedupFit:
+        table, kernels = self.table, self.kernels
+        sources = sorted(set(str(s) for s in table.source_id)
+                         | set(str(s) for s in (kernels.source_id if kernels is not None
+                                                else ())))
+        cite = source or (f"fitted jointly to {len(table)} measured speedups and {self.n_k} "
+                          f"GEMM kernel rows ({', '.join(sources)}) by "
+                          "roofline_sym.fidelity.fit_speedups")
+        hw_values = {k: v for k, v in fitted.items() if not k.startswith(PROFILE_NUMBERS)}
+        hw = self.base.with_values(hw_values, source=cite) if hw_values else self.base
+        final = _chained({**self.values, **kept, **fitted}, self.independent)
+        predicted = _evaluate(self.groups, table, final, self.base, self.shipped)
+        rms = (float(np.sqrt(np.mean((np.log(predicted) - self.measured) ** 2)))
+               if len(table) else math.nan)
+        rms_k = math.nan
+        if self.n_k and kernels is not None:
+            rms_k = float(np.sqrt(np.mean((np.log(gemm_times(kernels, final, self.base,
+                                                             self.shipped))
+                                           - self.measured_k) ** 2)))
+        return SpeedupFit(hw, fitted, table, predicted, rms, tuple(numbers), kernels, rms_k)
 
 
 # the physical limits a fit keeps (docs/fidelity.md): a low-precision GEMM's rate
