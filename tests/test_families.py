@@ -10,7 +10,7 @@ from pathlib import Path
 import roofline_sym as rs
 from roofline_sym import families
 from roofline_sym import symbols as S
-from roofline_sym.devices.entry import BLOCK_SCALINGS
+from roofline_sym.devices.hardware_entry import BLOCK_SCALINGS
 
 PACKAGE = Path(rs.__file__).parent
 
