@@ -150,7 +150,10 @@ def test_shape_set_takes_a_module_and_still_the_shipped_names():
         net = Net()
     assert len(rs.shape_set(net, M=1024)) == 4
     assert rs.shape_set("llama3-8b", M=4096).tokens == 4096
-    with pytest.raises(ValueError, match="unknown shape set 'no-such/model'"):
+    with pytest.raises(ValueError, match="unknown shape set 'no-such-model'"):
+        rs.shape_set("no-such-model")
+    # a path or model id is read as a config, and its absence said as such
+    with pytest.raises(ValueError, match="'no-such/model': no Hugging Face config.json"):
         rs.shape_set("no-such/model")
 
 

@@ -291,7 +291,7 @@ def test_fidelity_report_covers_every_published_source(executed):
     cells = executed("fidelity-report")
     text = cells[0].stdout
     # the report names the table it read; every source of that table has its line
-    table = Path(re.match(r"published speedups: (.+)", text).group(1))
+    table = Path(re.match(r"published speedups, in sample: (.+)", text).group(1))
     rows = _rows(table)
     shaped = Counter(r["source_id"] for r in rows if all(r[c] for c in "MKN"))
     # a line per source (its id, GPU, rows): the rows of that source in the table

@@ -169,6 +169,19 @@ def test_default_fits_the_published_rows_and_beats_torchao(rep):
         assert preset in rep.text()
 
 
+def test_published_report_says_in_sample_and_aligns_long_source_names(rep):
+    # the figures are the fit's own rows: said in the title and the legend line;
+    # every row's first column separator sits where the header's does, also
+    # after the longest source name (37 characters)
+    lines = rep.text().splitlines()
+    assert lines[0].startswith("published speedups, in sample: ")
+    assert any(line.startswith("in sample: the default preset's calibrations were fitted")
+               for line in lines)
+    assert max(len(s) for s, _ in rep.groups()) > 26
+    bars = {line.index("|") for line in lines[1:] if "|" in line and line[:2] not in ("me", "in")}
+    assert len(bars) == 1
+
+
 def test_held_out_rows_meet_the_goal():
     # the calibration refitted without the held-out rows predicts them (docs/
     # fidelity.md gives every split; the suite checks the middle M of the table)
@@ -230,6 +243,8 @@ def test_a_left_out_source_never_predicts_itself():
     scrambled = t.with_measured(np.where(t.source_id == source, t.measured * 3.0, t.measured))
     again = fidelity.leave_one_source_out(scrambled, sources=[source])
     np.testing.assert_array_equal(again.predicted, cv.predicted)
+    assert str(cv).splitlines()[0].startswith(
+        "leave-one-source-out over 28 rows, left out: median")
     assert 0 < cv.pooled["median"] < 0.3 and set(cv.pooled) == {
         "rows", "median", "p90", "wrong", "decisive"}
 

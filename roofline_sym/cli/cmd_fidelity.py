@@ -87,9 +87,9 @@ def _published(args: argparse.Namespace) -> int:
     rep = fidelity.published_report(args.file)
     print(rep.text())
     if args.heldout:
-        print("\nheld out of the fit (the calibrations refitted without these rows):")
+        print("\nleft out of the fit (the calibrations refitted without these rows):")
         for split, e in fidelity.heldout():
-            print(f"  {split.name}: {e['rows']} rows, median {e['median']:.1%}, "
+            print(f"  {split.name}: {e['rows']} rows left out, median {e['median']:.1%}, "
                   f"p90 {e['p90']:.1%}, wrong {e['wrong']}/{e['decisive']}")
     if args.cross_validate:
         if args.file:

@@ -22,7 +22,9 @@ EXAMPLES = ("  roofline-sym plot heatmap --gpu h100 --recipe tensorwise --fuse -
 
 
 def arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("kind", choices=PLOT_KINDS)
+    p.add_argument("kind", choices=PLOT_KINDS,
+                   help="the figure: speedup heatmap over M x N, break-even curves, "
+                        "roofline, regime map, or sensitivities along M")
     common.hardware_options(p)
     common.model_options(p)
     p.add_argument("-o", "--output", required=True, metavar="FILE", help=".png, .svg or .pdf")

@@ -16,8 +16,9 @@ EXAMPLES = "  roofline-sym recipes --mode inference -v"
 
 
 def arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mode", default="training", choices=MODES)
-    p.add_argument("--preset", default="default", choices=tuple(PRESETS))
+    p.add_argument("--mode", default="training", choices=MODES, help=common.MODE_HELP)
+    p.add_argument("--preset", default="default", choices=tuple(PRESETS),
+                   help=common.PRESET_HELP)
     p.add_argument("-v", "--verbose", action="store_true",
                    help="with descriptions and the torchao call of each")
     common.output_options(p)

@@ -46,7 +46,8 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus", default="1", help="GPUs in the job (default 1)")
     p.add_argument("--seq-len", required=True, help="sequence length (decode: the KV length)")
     p.add_argument("--local-batch", default="1", help="sequences per GPU (default 1)")
-    p.add_argument("--mode", default="training", choices=MODES)
+    p.add_argument("--mode", default="training", choices=MODES,
+                   help="the step: " + ", ".join(MODES) + " (default: training)")
     for d in DEGREES:
         p.add_argument("--" + d.replace("_", "-"), metavar="N",
                        help="what --gpus leaves (torchtitan's default)" if d == "dp_shard"

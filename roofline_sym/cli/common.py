@@ -119,14 +119,20 @@ def hardware_options(p: argparse.ArgumentParser, gpu: bool = True) -> None:
                        help="GPU name or alias, repeatable (see `roofline-sym hardware`)")
 
 
+MODE_HELP = ("training (forward and backward: three GEMMs a layer) or inference "
+             "(the forward GEMM) (default: training)")
+PRESET_HELP = ("model and data: default (this project's calibrated model), torchao "
+               "(torchao's roofline script), seed (the seed document's) (default: default)")
+
+
 def model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--recipe", action="append", help="recipe name, repeatable "
                    "(default: every recipe of the mode)")
-    p.add_argument("--mode", default="training", choices=MODES)
+    p.add_argument("--mode", default="training", choices=MODES, help=MODE_HELP)
     p.add_argument("--fuse", action=argparse.BooleanOptionalAction, default=None,
                    help="model casts fused with the ops producing their inputs "
                         "(default: the preset's; seed fuses, default and torchao do not)")
-    p.add_argument("--preset", default="default", choices=tuple(PRESETS))
+    p.add_argument("--preset", default="default", choices=tuple(PRESETS), help=PRESET_HELP)
     p.add_argument("--workload", default="linear", choices=list_workloads(),
                    help="what surrounds the layer (default: linear, the layer alone)")
     p.add_argument("--groups", type=_groups, metavar="G",

@@ -504,8 +504,10 @@ class Hardware:
             lines.append(f"  aliases: {', '.join(self.aliases)}")
 
         def row(label: str, text: str, src: str) -> None:
+            # the column is two wider than the longest label (24 characters,
+            # "slow-accumulation factor"), so no label runs into its value
             source = self.sources.get(src)
-            lines.append(f"  {label:<22}{text}" + (f"   [{source}]" if source else ""))
+            lines.append(f"  {label:<26}{text}" + (f"   [{source}]" if source else ""))
 
         row("peak FLOP/s (dense)", ", ".join(
             f"{d} {float(v) / 1e12:g}T" for d, v in self.peak_flops.items()), "peak_flops")

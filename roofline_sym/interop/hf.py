@@ -12,13 +12,24 @@ output embeddings), as the shipped model sets do: they hold the linear
 layers of the transformer blocks, the ones float8 training converts (the
 output projection usually stays in bf16 for accuracy); ``lm_head=True``
 keeps it.  A module you pass keeps every ``nn.Linear``.
+
+A name that is a path or a model id (it holds a ``/``) and is not a shipped
+set is read as a config: without transformers the error names the ``hf``
+extra, and a config on neither the path nor in the local cache is said to
+be missing.  The warnings torch, torchao and transformers log while they
+load (kernels this machine cannot run, deprecations) say nothing about the
+shapes and are kept off the output.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import logging
+import os
+import warnings
+from typing import Any, Iterator
 
-from ..errors import InputError
+from ..errors import InputError, UnknownNameError
 from ..numeric.shapes import ShapeSet, list_shape_sets, shape_set as shipped_set
 from .modules import module_shapes, shapes_from_module
 
@@ -56,18 +67,54 @@ def shape_set(name: Any, M: Any = None, *, lm_head: bool = False, **params: Any)
         config = _local_config(name)
         if config is not None:
             return _from_config(config, tokens, label=name, lm_head=lm_head)
+        if _names_a_config(name):
+            raise UnknownNameError(
+                f"shape set {name!r}: no Hugging Face config.json at that path, nor a "
+                "model id of that name in this machine's Hugging Face cache (nothing is "
+                "downloaded: save the config there, or give its directory)")
     return shipped_set(name, M)  # the usual error, naming the shipped sets
 
 
-def _local_config(name: str) -> Any:
-    """The config of a local directory or cached model id, or None (also
-    without transformers)."""
+def _names_a_config(name: str) -> bool:
+    """A path or a model id (``org/model``) rather than a shipped set's name.
+
+    >>> _names_a_config("mistralai/Mistral-7B-v0.1"), _names_a_config("llama3-8b")
+    (True, False)
+    """
+    return "/" in name or os.sep in name or os.path.exists(name)
+
+
+@contextlib.contextmanager
+def _third_party_quiet() -> Iterator[None]:
+    """Logged warnings (torchao's "Failed to load" of CUDA kernels, torch's
+    deprecations) and Python warnings of torch, torchao and transformers
+    silenced while they load and build a model; restored after."""
+    before = logging.root.manager.disable
+    logging.disable(logging.WARNING)
     try:
-        from transformers import AutoConfig
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", module=r"(torch|torchao|transformers)(\.|$)")
+            yield
+    finally:
+        logging.disable(before)
+
+
+def _local_config(name: str) -> Any:
+    """The config of a local directory or cached model id, or None; without
+    transformers an ``ImportError`` naming the extra where ``name`` is a path
+    or model id, else None."""
+    try:
+        with _third_party_quiet():
+            from transformers import AutoConfig
     except ImportError:
+        if _names_a_config(name):
+            raise ImportError(f"shape set {name!r} is read as a Hugging Face config, which "
+                              "needs transformers and torch: pip install 'roofline-sym[hf]'",
+                              name="transformers") from None
         return None
     try:
-        return AutoConfig.from_pretrained(name, local_files_only=True)
+        with _third_party_quiet():
+            return AutoConfig.from_pretrained(name, local_files_only=True)
     except (OSError, ValueError, KeyError):
         return None
 
@@ -75,12 +122,13 @@ def _local_config(name: str) -> Any:
 def _from_config(config: Any, M: Any, label: str | None = None,
                  lm_head: bool = False) -> ShapeSet:
     try:
-        import torch
-        import transformers
+        with _third_party_quiet():
+            import torch
+            import transformers
     except ImportError:
         raise ImportError("a shape set from a Hugging Face config needs torch and "
-                          "transformers: pip install roofline-sym[hf]") from None
-    with torch.device("meta"):
+                          "transformers: pip install 'roofline-sym[hf]'") from None
+    with torch.device("meta"), _third_party_quiet():
         try:
             model = transformers.AutoModelForCausalLM.from_config(config)
         except ValueError:  # not a causal language model

@@ -70,11 +70,14 @@ class CrossValidation:
 
     def __str__(self) -> str:
         p = self.pooled
-        lines = [f"leave-one-source-out over {p['rows']} rows: median {p['median']:.1%}, "
-                 f"p90 {p['p90']:.1%}, wrong {p['wrong']} of {p['decisive']}",
-                 f"{'source':<40}{'gpu':<18}{'rows':>5}{'median':>9}{'p90':>9}{'wrong':>9}"]
+        w_src = max(40, *(len(str(r["source_id"])) + 2 for r in self.per_source.rows))
+        lines = [f"leave-one-source-out over {p['rows']} rows, left out: median "
+                 f"{p['median']:.1%}, p90 {p['p90']:.1%}, wrong {p['wrong']} of "
+                 f"{p['decisive']}",
+                 f"{'source':<{w_src}}{'gpu':<18}{'rows':>5}{'median':>9}{'p90':>9}"
+                 f"{'wrong':>9}"]
         for r in self.per_source.rows:
-            lines.append(f"{r['source_id']:<40}{r['gpu']:<18}{r['rows']:>5}"
+            lines.append(f"{r['source_id']:<{w_src}}{r['gpu']:<18}{r['rows']:>5}"
                          f"{r['median']:>9.1%}{r['p90']:>9.1%}"
                          f"{str(r['wrong']) + '/' + str(r['decisive']):>9}")
         return "\n".join(lines)

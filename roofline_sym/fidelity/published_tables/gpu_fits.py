@@ -17,6 +17,7 @@ the same generation): latencies stay latencies, class ratios stay ratios.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -507,18 +508,26 @@ def _fixed_floor(entries: Sequence[Hardware], gen: str | None) -> float:
                 for hw in _generation_gpus(entries, gen)] + [0.0])
 
 
-def write_dataset(path: str | None = None, implementations_path: str | None = None) -> None:
-    """Refit every fitted GPU of a hardware file (default: the shipped one) and
-    write the results into it and the implementation profiles (default: the
-    shipped ones), in place, through the hardware file's writer."""
-    data = Path(path) if path else _shipped_file()
+def write_dataset(path: str | os.PathLike[str],
+                  implementations_path: str | os.PathLike[str]) -> None:
+    """Refit every fitted GPU of the hardware file at ``path`` and write the
+    results into it, and the implementation profiles into
+    ``implementations_path``, through the hardware file's writer.
+
+    Both paths are required, so nothing writes into the installed package
+    unless it is named; a path that does not exist yet starts as a copy of
+    the shipped file.
+    """
+    data, impl = Path(path), Path(implementations_path)
+    for target, shipped in ((data, _shipped_file()),
+                            (impl, Path(__file__).parents[2] / "data" / "implementations.toml")):
+        if not target.exists():
+            target.write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
     specs = _records(data)[0]
     entries = {hw.name: hw for hw in load_hardware(data).entries}
     fits = {g: fit_gpu(s, base=entries[g]) for g, s in specs.items()}
     text = edit_entries(data.read_text(encoding="utf-8"), dataset_fields(fits, str(data)),
                         str(data))
     written = load_hardware(write_hardware(text, data))
-    impl = (Path(implementations_path) if implementations_path
-            else Path(__file__).parents[2] / "data" / "implementations.toml")
     keep = impl.read_text(encoding="utf-8").split("\n[[profile]]")[0].rstrip("\n") + "\n"
     impl.write_text(keep + profile_toml(fits, written.entries), encoding="utf-8")
