@@ -163,7 +163,7 @@ def test_unbound_hardware_by_name_scalars_axes_and_per_shape_arrays():
     values = {str(s): float(v) for s, v in
               rs.hardware("h100").values_for(m.free_hardware_symbols).items()}
     by_name = m.evaluate(M, K, N, **values)
-    # a value per shape (as calibrate's size-dependent efficiencies), larger
+    # a value per shape (as the hardware fit's size-dependent efficiencies), larger
     # than a chunk: coefficients are made chunk by chunk
     per_shape = dict(values, eta_fp8=np.full(len(M), values["eta_fp8"]))
     per_row = m.evaluate(M, K, N, **per_shape)

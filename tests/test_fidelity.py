@@ -10,7 +10,8 @@ import pytest
 import roofline_sym as rs
 from roofline_sym.fidelity.own_gpu import measurement_file as mfile, timing as ms
 from roofline_sym.fidelity.own_gpu.hardware_fit import fit_hardware, synthesize
-from roofline_sym.fidelity import cli, composed_components, measured_report, sample_path
+from roofline_sym.cli.cmd_fidelity import measured_text
+from roofline_sym.fidelity import composed_components, measured_report, sample_path
 
 ROOT = Path(__file__).resolve().parents[1]
 # what the sample's header says it was generated with
@@ -199,8 +200,8 @@ def test_plot_checks_the_suffix_and_uses_the_paper_style(sample_report, tmp_path
         sample_report.plot(tmp_path / "f.txt")
     assert not (tmp_path / "f.txt").exists()
     with pytest.raises(ValueError, match="use a .png, .svg or .pdf"):
-        cli(sample_path(), hardware="h200", write_hardware=tmp_path / "cal.toml",
-            plot=tmp_path / "f.txt")
+        measured_text(sample_path(), hardware="h200", write_hardware=tmp_path / "cal.toml",
+                      plot=tmp_path / "f.txt")
     assert list(tmp_path.iterdir()) == []  # failed before writing the hardware file
     pytest.importorskip("matplotlib")
     path = sample_report.plot(tmp_path / "f.svg")
@@ -224,30 +225,33 @@ def test_summary_is_computed_once_and_not_a_field(sample_report):
 
 def test_cast_components_come_from_the_public_component_list():
     from roofline_sym import fidelity
-    from roofline_sym.fidelity.own_gpu import hardware_fit as calibrate
+    from roofline_sym.fidelity.own_gpu import hardware_fit
     from roofline_sym.fidelity.own_gpu.components import COMPONENTS
 
     _, lowp = composed_components("tensorwise")
     assert lowp[3:] == tuple(c for c in COMPONENTS if c.startswith("cast.tensorwise."))
     # one name, one meaning: the report's and the fit's helpers differ in name
-    assert not (hasattr(fidelity, "_calibration") and hasattr(calibrate, "_calibration"))
+    assert not (hasattr(fidelity, "_calibration") and hasattr(hardware_fit, "_calibration"))
 
 
 def test_cli_function(tmp_path):
-    out = cli(sample_path(), hardware="h200", size_dependent=True,
-              write_hardware=tmp_path / "cal.toml", plot=tmp_path / "cal.png", regimes=False)
+    out = measured_text(sample_path(), hardware="h200", size_dependent=True,
+                        write_hardware=tmp_path / "cal.toml", plot=tmp_path / "cal.png",
+                        regimes=False)
     assert "wrote the calibrated hardware entry to" in out
     assert rs.load_hardware(tmp_path / "cal.toml").entries[0].name == "H200 SXM (calibrated)"
     assert set(rs.load_hardware(tmp_path / "cal.toml").entries[0].gemm_fixed_s) == {
         "bf16", "fp8_tensorwise", "fp8_rowwise"}  # each GEMM class the sample times
     with pytest.raises(ValueError, match="needs a calibration"):
-        cli(sample_path(), hardware="h200", calibrated=False, write_hardware=tmp_path / "x.toml")
+        measured_text(sample_path(), hardware="h200", calibrated=False,
+                      write_hardware=tmp_path / "x.toml")
 
 
 def test_cli_writes_back_a_calibrated_file_it_was_given(tmp_path):
-    cli(sample_path(), hardware="h200", write_hardware=tmp_path / "a.toml", regimes=False)
-    out = cli(sample_path(), hardware="h200", calibrated=tmp_path / "a.toml",
-              write_hardware=tmp_path / "b.toml", regimes=False)
+    measured_text(sample_path(), hardware="h200", write_hardware=tmp_path / "a.toml",
+                  regimes=False)
+    out = measured_text(sample_path(), hardware="h200", calibrated=tmp_path / "a.toml",
+                        write_hardware=tmp_path / "b.toml", regimes=False)
     assert "wrote the calibrated hardware entry to" in out
     a, b = (rs.load_hardware(tmp_path / f"{x}.toml") for x in "ab")
     assert a.entries[0] == b.entries[0]

@@ -30,6 +30,7 @@ import sympy
 
 import roofline_sym as rs
 from roofline_sym.cli import main
+from roofline_sym.cli.cmd_plot import draw
 from roofline_sym.errors import RooflineError
 from roofline_sym.fidelity.own_gpu import measurement_file as ms
 from roofline_sym.fidelity.own_gpu.comparison import sample_path
@@ -188,8 +189,8 @@ ENTRIES = {
     "plot.breakeven_curves(models)": lambda p: rs.plot.breakeven_curves(p, points=2),
     "plot.breakeven_curves(points)": lambda p: rs.plot.breakeven_curves([BOUND], points=p),
     "plot.roofline(shape)": lambda p: rs.plot.roofline(BOUND, shape=p),
-    "plot.plot_cli(kind)": lambda p: rs.plot.plot_cli(p, [BOUND], WORK / "x.png"),
-    "plot.plot_cli(path)": lambda p: rs.plot.plot_cli("roofline", [BOUND], p),
+    "cmd_plot.draw(kind)": lambda p: draw(p, [BOUND], WORK / "x.png"),
+    "cmd_plot.draw(path)": lambda p: draw("roofline", [BOUND], p),
 }
 
 _ARRAY_TEXT = re.compile(r"(?<![a-z])array\(")

@@ -303,7 +303,7 @@ def test_harness_grid_loop_and_csv_work_without_torch():
         from roofline_sym.fidelity.own_gpu import cuda, timing as ms
         from roofline_sym.fidelity.own_gpu import measurement_file as mfile
         from roofline_sym import fidelity
-        from roofline_sym.fidelity.own_gpu import hardware_fit as calibrate
+        from roofline_sym.fidelity.own_gpu import hardware_fit
         timer = lambda f, warmup, repeats: [1e-5] * repeats
         rows = list(ms.run(ms.grid("quick"), lambda c: c, timer))
         buf = io.StringIO(); mfile.write_measurements(rows, buf)

@@ -16,6 +16,7 @@ from matplotlib.text import Text  # noqa: E402
 
 import roofline_sym as rs  # noqa: E402
 from roofline_sym import plot as P  # noqa: E402
+from roofline_sym.cli.cmd_plot import draw  # noqa: E402
 
 FAST = dict(resolution=24, points=10)  # small grids: the tests check structure
 
@@ -226,7 +227,7 @@ def test_sensitivity_plot_draws_the_largest_elasticities_along_m(tmp_path):
 def test_plot_cli_writes_each_kind(kind, tmp_path):
     opts = {"heatmap": FAST, "regimes": FAST, "curves": {"points": 6},
             "roofline": {"shape": (2048, 4096, 4096)}, "sensitivity": {"points": 6}}[kind]
-    out = P.plot_cli(kind, [model()], tmp_path / f"{kind}.svg", **opts, title=None)
+    out = draw(kind, [model()], tmp_path / f"{kind}.svg", **opts, title=None)
     assert out.exists() and out.read_bytes().startswith(b"<?xml")
 
 
@@ -241,7 +242,7 @@ def test_plot_cli_errors(args, message, tmp_path):
     if models == "models2":
         models = [model(), model("rowwise")]
     with pytest.raises(ValueError, match=message):
-        P.plot_cli(kind, models, tmp_path / name)
+        draw(kind, models, tmp_path / name)
 
 
 def test_save_rejects_unknown_suffix(tmp_path):

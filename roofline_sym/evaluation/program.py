@@ -212,6 +212,12 @@ class Program:
         self.n_buffers = n_buffers
         self.n_ops = len(lines) - self.checks_zero
         lines.append("return least" if self.checks_zero else "return None")
+        self._compile_numpy(lines, plain)
+
+    def _compile_numpy(self, lines: list[str], plain: list[str]) -> None:
+        """``run`` (in place, over ``b`` buffers) and the plain source (lazy arrays)
+        from the statements ``_numpy_source`` wrote."""
+        n_buffers = self.n_buffers
         n_out = len(self.outputs)
         n_terms = len(self.operations.term_operands) if self.terms else 0
         coefs = [f"c{i}" for i in range(self.operations.n_coefficients)]

@@ -184,6 +184,80 @@ def _count(value: Any, name: str, maximum: int) -> int:
     return int(value)
 
 
+def _options(dtype: Any, chunk: Any, threads: Any, engine: str
+             ) -> tuple[np.dtype, int, int | None]:
+    """A run's options checked: a floating dtype, a chunk size, a thread count, an engine."""
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise InputTypeError(f"dtype must be a floating type (float64, float32), not "
+                             f"{show(dtype)}") from None
+    if dtype.kind != "f":
+        raise InputError(f"dtype must be a floating type (float64, float32), not {dtype}")
+    if engine not in ENGINES:
+        raise InputError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    return (dtype, _count(chunk, "chunk", 2 ** 40),
+            None if threads is None else _count(threads, "threads", MAX_THREADS))
+
+
+def _walked_and_fixed(shapes: list[np.ndarray], given: tuple[Any, Any, Any],
+                      values: list[Any], dtype: np.dtype, whole: bool
+                      ) -> tuple[list[tuple[int, np.ndarray]], list[float | None]]:
+    """The arrays the iterator walks (argument index, array) and the scalar
+    arguments (None where walked): M, K, N, then the coefficients."""
+    walked: list[tuple[int, np.ndarray]] = []
+    fixed: list[float | None] = []
+    for i, a in enumerate(shapes):
+        if a.ndim == 0:
+            _check(a.reshape(1).astype(dtype), given[i], SHAPES[i])
+            if whole:
+                _check_whole(a, SHAPES[i])
+            fixed.append(float(a))
+        else:
+            walked.append((i, a))
+            fixed.append(None)
+    for i, v in enumerate(values, start=3):
+        if isinstance(v, float):  # a bound model's coefficients
+            fixed.append(v)
+            continue
+        v = np.asarray(v, dtype=dtype)
+        if v.size == 1:
+            fixed.append(float(v.reshape(-1)[0]))
+        else:
+            walked.append((i, v))
+            fixed.append(None)
+    return walked, fixed
+
+
+def _choose_kernel(part: _Part, engine: str, size: int) -> None:
+    """The fused kernel where it is asked for or pays (``part.kernel``), else numpy:
+    then shapes a narrower dtype could round to whole are checked before the work."""
+    program, fixed = part.program, part.fixed
+    fusable = (part.terms != "terms" and part.dtype == np.float64 and program.fusable
+               and all(f is not None for f in fixed[3:]))
+    if engine == "numba" and not fusable:
+        raise InputError("engine='numba' takes float64 shapes and one value per hardware "
+                         "symbol (no per-shape arrays), and no term times")
+    if fusable and (engine == "numba" or (engine == "auto" and size >= FAST_MIN_LOADED
+                                          and cache.available())):
+        # no maximum can see NaN: Python's max, which numba vectorizes, is exact
+        nan_free = program.nan_free([f for f in fixed[3:] if f is not None])  # all are
+        source = program.fused_source(tuple(f is None for f in fixed[:3]),
+                                      part.ev.group_members if part.terms else (), nan_free,
+                                      bool(part.whole))
+        if engine == "numba" or fast_pays(size, cache.loaded(source), program.numpy_shapes):
+            part.kernel = cache.compile_kernel(source)
+    if part.kernel is None:
+        program.numpy_shapes += size  # a benign race: a count to decide by
+        # a narrower dtype (float64 shapes in float32) may round a fraction to
+        # a whole number: those shapes are checked whole before the work
+        narrow = [(i, a) for i, a in part.walked if i in part.whole
+                  and a.dtype.itemsize > part.dtype.itemsize]
+        for i, a in narrow:
+            _check_whole(a, SHAPES[i])
+        part.whole = tuple(i for i in part.whole if i not in dict(narrow))
+
+
 class Run:
     """One evaluation: arguments checked, outputs allocated, chunks run.
 
@@ -199,18 +273,7 @@ class Run:
                  terms: bool | str, dtype: Any, chunk: int, threads: int | None = None,
                  engine: str = "auto", whole: bool = False,
                  out: Mapping[str, Any] | None = None):
-        try:
-            dtype = np.dtype(dtype)
-        except TypeError:
-            raise InputTypeError(f"dtype must be a floating type (float64, float32), not "
-                                 f"{show(dtype)}") from None
-        if dtype.kind != "f":
-            raise InputError(f"dtype must be a floating type (float64, float32), not {dtype}")
-        chunk = _count(chunk, "chunk", 2 ** 40)
-        if threads is not None:
-            threads = _count(threads, "threads", MAX_THREADS)
-        if engine not in ENGINES:
-            raise InputError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+        dtype, chunk, threads = _options(dtype, chunk, threads, engine)
         bound = ev.coefficients_bound
         hw = self._hardware(ev.free_names, hardware_values, bound is not None)
         program = ev.program(outputs, bool(terms))
@@ -241,29 +304,23 @@ class Run:
         else:
             with np.errstate(all="ignore"):
                 values = ev.coefficient_values(*hw)
-        # arrays the iterator walks; the scalar arguments (None: walked)
-        walked: list[tuple[int, np.ndarray]] = []
-        fixed: list[float | None] = []
-        for i, a in enumerate(shapes):
-            if a.ndim == 0:
-                _check(a.reshape(1).astype(dtype), (M, K, N)[i], SHAPES[i])
-                if whole:
-                    _check_whole(a, SHAPES[i])
-                fixed.append(float(a))
-            else:
-                walked.append((i, a))
-                fixed.append(None)
-        for i, v in enumerate(values, start=3):
-            if isinstance(v, float):  # a bound model's coefficients
-                fixed.append(v)
-                continue
-            v = np.asarray(v, dtype=dtype)
-            if v.size == 1:
-                fixed.append(float(v.reshape(-1)[0]))
-            else:
-                walked.append((i, v))
-                fixed.append(None)
+        walked, fixed = _walked_and_fixed(shapes, (M, K, N), values, dtype, whole)
         given = _given_outputs(out or {}, outputs, shape, dtype, [*shapes, *hw])
+        sinks, groups = self._allocate(ev, program, outputs, given, shape, dtype, terms)
+        part = _Part(ev, program, (M, K, N), walked, fixed, sinks, groups, terms, dtype,
+                     chunk, per_chunk)
+        part.direct = all(a.dtype == dtype and a.flags.c_contiguous and a.size == size
+                          for _, a in walked)
+        if whole:  # checked chunk by chunk where the chunk's cast keeps fractions
+            part.whole = tuple(i for i, a in walked if i < 3 and a.dtype.kind == "f")
+        _choose_kernel(part, engine, size)
+        _in_parts(part, size, _threads(threads, size, chunk), chunk)
+
+    def _allocate(self, ev: Evaluator, program: Program, outputs: tuple[str, ...],
+                  given: dict[str, np.ndarray], shape: tuple[int, ...], dtype: np.dtype,
+                  terms: bool | str) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """The result arrays (``out=``'s where given), and the flat views the work
+        writes: every output, then term times and regimes or group regimes."""
         for i in program.zero_outputs:  # not written by the work
             if outputs[i] in given:
                 given[outputs[i]].fill(0.0)
@@ -282,36 +339,7 @@ class Run:
             for key in ev.group_keys:
                 self.result[key] = np.empty(shape, dtype=np.int8)
             groups = [self.result[key].reshape(-1) for key in ev.group_keys]
-        part = _Part(ev, program, (M, K, N), walked, fixed, sinks, groups, terms, dtype,
-                     chunk, per_chunk)
-        part.direct = all(a.dtype == dtype and a.flags.c_contiguous and a.size == size
-                          for _, a in walked)
-        if whole:  # checked chunk by chunk where the chunk's cast keeps fractions
-            part.whole = tuple(i for i, a in walked if i < 3 and a.dtype.kind == "f")
-        fusable = (terms != "terms" and dtype == np.float64 and program.fusable
-                   and all(f is not None for f in fixed[3:]))
-        if engine == "numba" and not fusable:
-            raise InputError("engine='numba' takes float64 shapes and one value per hardware "
-                             "symbol (no per-shape arrays), and no term times")
-        if fusable and (engine == "numba" or (engine == "auto" and size >= FAST_MIN_LOADED
-                                              and cache.available())):
-            # no maximum can see NaN: Python's max, which numba vectorizes, is exact
-            nan_free = program.nan_free([f for f in fixed[3:] if f is not None])  # all are
-            source = program.fused_source(tuple(f is None for f in fixed[:3]),
-                                          ev.group_members if terms else (), nan_free,
-                                          bool(part.whole))
-            if engine == "numba" or fast_pays(size, cache.loaded(source), program.numpy_shapes):
-                part.kernel = cache.compile_kernel(source)
-        if part.kernel is None:
-            program.numpy_shapes += size  # a benign race: a count to decide by
-            # a narrower dtype (float64 shapes in float32) may round a fraction to
-            # a whole number: those shapes are checked whole before the work
-            narrow = [(i, a) for i, a in walked if i in part.whole
-                      and a.dtype.itemsize > dtype.itemsize]
-            for i, a in narrow:
-                _check_whole(a, SHAPES[i])
-            part.whole = tuple(i for i in part.whole if i not in dict(narrow))
-        _in_parts(part, size, _threads(threads, size, chunk), chunk)
+        return sinks, groups
 
     @staticmethod
     def _hardware(names: Sequence[str], values: Mapping[str, Any], bound: bool) -> list[Any]:

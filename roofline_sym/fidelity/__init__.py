@@ -19,7 +19,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .own_gpu.comparison import (GOALS, Report, cli, composed_components, measured_report,
+    from .own_gpu.comparison import (GOALS, Report, composed_components, measured_report,
                                      sample_path)
     from .published_tables.cross_validation import leave_one_source_out
     from .published_tables.intervals import breakeven_range, speedup_band
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 # every name's module and its name there, loaded on first access: a module
 # that needs one pipeline (the main job's intervals) does not load the other
 _WHERE = {
-    **dict.fromkeys(["GOALS", "Report", "cli", "composed_components", "measured_report",
+    **dict.fromkeys(["GOALS", "Report", "composed_components", "measured_report",
                      "sample_path"], "own_gpu.comparison"),
     "leave_one_source_out": "published_tables.cross_validation",
     "breakeven_range": "published_tables.intervals",
@@ -54,7 +54,7 @@ _WHERE = {
 }
 _RENAMED = {"read_speedups": "read"}
 
-__all__ = ["Report", "measured_report", "cli", "sample_path", "GOALS", "composed_components",
+__all__ = ["Report", "measured_report", "sample_path", "GOALS", "composed_components",
            "predict_speedups", "published", "published_report", "heldout", "SpeedupTable",
            "read_speedups", "leave_one_source_out", "breakeven_range", "speedup_band",
            "fit_speedups", "stored_cross_validation", "read_steps", "predict_steps"]

@@ -173,7 +173,7 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "auto",
     <BLANKLINE>
     *preset torchao, casts not fused, dataset torchao, workload linear*
     """
-    choice(fmt, ("latex", "markdown"), "table format (fmt)")
+    choice(fmt, tuple(_WRITERS), "table format (fmt)")
     choice(layout, LAYOUTS, "table layout")
     target = width_pt(width)
     rows = _rows(results)
@@ -191,7 +191,6 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "auto",
                              "or 'grid'")
         return _column_table(rows, target)
     esc = tt if fmt == "latex" else _escape_md
-    na = "n/a"
     solved = [r.result for r in rows if r.result is not None]
     variables = {be.variable for be in solved}
     if len(variables) == 1:
@@ -199,57 +198,80 @@ def breakeven_table(results: Any, fmt: str = "latex", *, layout: str = "auto",
         var_star = f"${star(latex(only.variable))}$" if fmt == "latex" else f"{only.variable}*"
     else:
         var_star = "break-even"
-
-    def root_text(be: NumericBreakEven) -> str:
-        vals = [float(v) for v in be.root_values]
-        return ", ".join(_num(v, fmt) for v in vals) if vals else "none"
-
-    if layout == "long":
-        header = ["recipe", "GPU", var_star, f"regime at {var_star} (GEMMs / casts)", "faster",
-                  "solved at"]
-        body = []
-        for r in rows:
-            be = r.result
-            if be is None:
-                body.append([esc(r.recipe), esc(r.gpu), na, na, na, ""])
-                continue
-            regimes = "; ".join(_short_regime(be, float(v)) for v in be.root_values) or "-"
-            body.append([esc(r.recipe), esc(r.gpu), root_text(be), regimes,
-                         _faster_text(be, fmt), _fixed_text(be, fmt)])
-        align = ["l", "l", "r", "l", "l", "l"]
-    else:
-        recipes = list(dict.fromkeys(r.recipe for r in rows))
-        gpus = list(dict.fromkeys(r.gpu for r in rows))
-        cell = {(r.recipe, r.gpu): r.result for r in rows}
-        header = [f"recipe ({var_star})"] + [esc(g) for g in gpus]
-        body = []
-        for rec in recipes:
-            line = [esc(rec)]
-            for g in gpus:
-                if (rec, g) not in cell or cell[(rec, g)] is None:
-                    line.append(na)
-                    continue
-                be = cell[(rec, g)]
-                spans = be.faster_intervals()
-                if len(be.root_values) == 1 and len(spans) == 1 and spans[0][1] == math.inf:
-                    line.append(root_text(be))  # the usual case: faster above the root
-                elif not len(be.root_values):
-                    line.append("always" if spans == [(0.0, math.inf)] else "never")
-                else:
-                    line.append(_faster_text(be, fmt))
-            body.append(line)
-        align = ["l"] + ["r"] * len(gpus)
-
+    cells = _long_cells if layout == "long" else _grid_cells
+    header, body, align = cells(rows, var_star, esc, fmt)
     note = describe_models([be.model for be in solved]) if solved else ""
-    if fmt == "latex":
-        return _tabular(header, body, align, note.split(", ") if note else [], pairs=True)
-    if fmt == "markdown":
-        marks = {"l": ":---", "r": "---:"}
-        out = ["| " + " | ".join(header) + " |",
-               "|" + "|".join(marks[a] for a in align) + "|"]
-        out += ["| " + " | ".join(line) + " |" for line in body]
-        out += ["", f"*{_escape_md(note)}*"] if note else []
+    return _WRITERS[fmt](header, body, align, note)
+
+
+_NA = "n/a"
+
+
+def _root_text(be: NumericBreakEven, fmt: str) -> str:
+    vals = [float(v) for v in be.root_values]
+    return ", ".join(_num(v, fmt) for v in vals) if vals else "none"
+
+
+def _long_cells(rows: list[Row], var_star: str, esc: Callable[[str], str], fmt: str
+                ) -> tuple[list[str], list[list[str]], list[str]]:
+    """Header, body and alignment of the long layout: a line per result."""
+    header = ["recipe", "GPU", var_star, f"regime at {var_star} (GEMMs / casts)", "faster",
+              "solved at"]
+    body = []
+    for r in rows:
+        be = r.result
+        if be is None:
+            body.append([esc(r.recipe), esc(r.gpu), _NA, _NA, _NA, ""])
+            continue
+        regimes = "; ".join(_short_regime(be, float(v)) for v in be.root_values) or "-"
+        body.append([esc(r.recipe), esc(r.gpu), _root_text(be, fmt), regimes,
+                     _faster_text(be, fmt), _fixed_text(be, fmt)])
+    return header, body, ["l", "l", "r", "l", "l", "l"]
+
+
+def _grid_cells(rows: list[Row], var_star: str, esc: Callable[[str], str], fmt: str
+                ) -> tuple[list[str], list[list[str]], list[str]]:
+    """Header, body and alignment of the grid layout: recipes down, GPUs across."""
+    recipes = list(dict.fromkeys(r.recipe for r in rows))
+    gpus = list(dict.fromkeys(r.gpu for r in rows))
+    cell = {(r.recipe, r.gpu): r.result for r in rows}
+    header = [f"recipe ({var_star})"] + [esc(g) for g in gpus]
+    body = []
+    for rec in recipes:
+        line = [esc(rec)]
+        for g in gpus:
+            be = cell.get((rec, g))
+            if be is None:
+                line.append(_NA)
+                continue
+            spans = be.faster_intervals()
+            if len(be.root_values) == 1 and len(spans) == 1 and spans[0][1] == math.inf:
+                line.append(_root_text(be, fmt))  # the usual case: faster above the root
+            elif not len(be.root_values):
+                line.append("always" if spans == [(0.0, math.inf)] else "never")
+            else:
+                line.append(_faster_text(be, fmt))
+        body.append(line)
+    return header, body, ["l"] + ["r"] * len(gpus)
+
+
+def _markdown(header: list[str], body: list[list[str]], align: list[str], note: str) -> str:
+    """A Markdown table, the options it was made with in italics under it."""
+    marks = {"l": ":---", "r": "---:"}
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(marks[a] for a in align) + "|"]
+    out += ["| " + " | ".join(line) + " |" for line in body]
+    out += ["", f"*{_escape_md(note)}*"] if note else []
     return "\n".join(out)
+
+
+def _booktabs(header: list[str], body: list[list[str]], align: list[str], note: str) -> str:
+    """A booktabs tabular, the options it was made with two a line under the rule."""
+    return _tabular(header, body, align, note.split(", ") if note else [], pairs=True)
+
+
+# the one writer of each format the break-even tables are written in
+_WRITERS: dict[str, Callable[[list[str], list[list[str]], list[str], str], str]] = {
+    "latex": _booktabs, "markdown": _markdown}
 
 
 LAYOUTS = ("auto", "long", "grid", "column")

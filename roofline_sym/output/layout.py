@@ -151,53 +151,7 @@ def _atoms(tokens: list[str], style: int) -> list[tuple[str, float]]:
             cls, base = out.pop() if out else ("ord", 0.0)
             out.append((cls, base + w + 0.5))
         elif t.startswith("\\"):
-            name = t[1:]
-            if name in ("frac", "dfrac", "tfrac"):
-                num, i = _group(tokens, i)
-                den, i = _group(tokens, i)
-                inside = 1 if name == "dfrac" else (2 if name == "tfrac" else
-                                                      {0: 1, 1: 2, 2: 3, 3: 3}[style])
-                out.append(("ord", max(_width(num, inside), _width(den, inside)) + _FRAC_PAD))
-            elif name in _ROMAN_GROUPS:
-                arg, i = _group(tokens, i)
-                out.append(("ord", _text_width(arg, style)))
-            elif name == "sqrt":
-                arg, i = _group(tokens, i)
-                out.append(("ord", _width(arg, style) + 8.4 * scale))
-            elif name in ("left", "right"):
-                delim = tokens[i] if i < len(tokens) else "."
-                i += 1
-                # \left( of a fraction is wider than a plain parenthesis
-                wide = any(tok in ("\\frac", "\\dfrac") for tok in tokens)
-                w = 0.0 if delim == "." else (7.0 if wide else 4.5) * scale
-                out.append(("open" if name == "left" else "close", w))
-            elif name in _DELIMS:
-                i += 1  # the delimiter itself
-                out.append(("open" if name.endswith("l") else "close", _DELIMS[name] * scale))
-            elif name in _BINARY:
-                out.append(("bin", (2.78 if name == "cdot" else 7.78) * scale))
-            elif name in _RELATION:
-                out.append(("rel", _RELATION_WIDTH.get(name, 7.78) * scale))
-            elif name in ("max", "min", "log", "exp", "sum"):
-                out.append(("op", _COMMANDS[name] * scale))
-            elif name in ("mathrel", "mathbin", "mathop", "mathord", "displaystyle",
-                          "textstyle", "scriptstyle", "small", "footnotesize", "phantom",
-                          "hphantom", "vphantom", "mathstrut", "limits", "nolimits"):
-                if name in ("phantom", "hphantom"):
-                    arg, i = _group(tokens, i)
-                    out.append(("ord", _width(arg, style)))
-                elif name == "vphantom":
-                    _, i = _group(tokens, i)
-                elif name in ("mathrel", "mathbin"):
-                    arg, i = _group(tokens, i)
-                    out.append(("rel" if name == "mathrel" else "bin", _width(arg, style)))
-            elif name in ("hspace", "hspace*"):
-                arg, i = _group(tokens, i)
-                out.append(("ord", width_pt("".join(arg)) if arg else 0.0))
-            elif name in ("quad", "qquad", ",", ":", ";", " ", "!"):
-                out.append(("space", _COMMANDS[name]))
-            else:
-                out.append(("ord", _COMMANDS.get(name, _UNKNOWN) * scale))
+            i = _command(t[1:], tokens, i, style, out)
         elif t in "+-":
             out.append(("bin", 7.78 * scale))
         elif t in "=<>":
@@ -213,6 +167,60 @@ def _atoms(tokens: list[str], style: int) -> list[tuple[str, float]]:
         else:
             out.append(("ord", _ITALIC.get(t, _OTHER.get(t, _UNKNOWN)) * scale))
     return out
+
+
+def _command(name: str, tokens: list[str], i: int, style: int,
+             out: list[tuple[str, float]]) -> int:
+    """The atom of the command ``\\name`` (its arguments from ``tokens[i:]``)
+    appended to ``out``; the index after what it read."""
+    scale = _SCALE[style]
+    if name in ("frac", "dfrac", "tfrac"):
+        num, i = _group(tokens, i)
+        den, i = _group(tokens, i)
+        inside = 1 if name == "dfrac" else (2 if name == "tfrac" else
+                                              {0: 1, 1: 2, 2: 3, 3: 3}[style])
+        out.append(("ord", max(_width(num, inside), _width(den, inside)) + _FRAC_PAD))
+    elif name in _ROMAN_GROUPS:
+        arg, i = _group(tokens, i)
+        out.append(("ord", _text_width(arg, style)))
+    elif name == "sqrt":
+        arg, i = _group(tokens, i)
+        out.append(("ord", _width(arg, style) + 8.4 * scale))
+    elif name in ("left", "right"):
+        delim = tokens[i] if i < len(tokens) else "."
+        i += 1
+        # \left( of a fraction is wider than a plain parenthesis
+        wide = any(tok in ("\\frac", "\\dfrac") for tok in tokens)
+        w = 0.0 if delim == "." else (7.0 if wide else 4.5) * scale
+        out.append(("open" if name == "left" else "close", w))
+    elif name in _DELIMS:
+        i += 1  # the delimiter itself
+        out.append(("open" if name.endswith("l") else "close", _DELIMS[name] * scale))
+    elif name in _BINARY:
+        out.append(("bin", (2.78 if name == "cdot" else 7.78) * scale))
+    elif name in _RELATION:
+        out.append(("rel", _RELATION_WIDTH.get(name, 7.78) * scale))
+    elif name in ("max", "min", "log", "exp", "sum"):
+        out.append(("op", _COMMANDS[name] * scale))
+    elif name in ("mathrel", "mathbin", "mathop", "mathord", "displaystyle",
+                  "textstyle", "scriptstyle", "small", "footnotesize", "phantom",
+                  "hphantom", "vphantom", "mathstrut", "limits", "nolimits"):
+        if name in ("phantom", "hphantom"):
+            arg, i = _group(tokens, i)
+            out.append(("ord", _width(arg, style)))
+        elif name == "vphantom":
+            _, i = _group(tokens, i)
+        elif name in ("mathrel", "mathbin"):
+            arg, i = _group(tokens, i)
+            out.append(("rel" if name == "mathrel" else "bin", _width(arg, style)))
+    elif name in ("hspace", "hspace*"):
+        arg, i = _group(tokens, i)
+        out.append(("ord", width_pt("".join(arg)) if arg else 0.0))
+    elif name in ("quad", "qquad", ",", ":", ";", " ", "!"):
+        out.append(("space", _COMMANDS[name]))
+    else:
+        out.append(("ord", _COMMANDS.get(name, _UNKNOWN) * scale))
+    return i
 
 
 def _width(tokens: list[str], style: int) -> float:

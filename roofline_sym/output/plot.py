@@ -15,7 +15,6 @@ PDF by suffix; ``style()`` and ``new_axes()`` give other figures the same look.
 * ``regime_map(model)``: which regime the low-precision GEMMs / casts are in.
 * ``sensitivity_plot(model)``: the elasticity of the speedup to each hardware
   number (``rs.sensitivity``) along M, the largest ones.
-* ``plot_cli(kind, models, out_path, **opts)``: one entry point for the CLI.
 
 Shapes: M is the number of rows (tokens), K = N the layer's width; all three
 are counts of elements.
@@ -67,7 +66,6 @@ __all__ = [
     "style",
     "new_axes",
     "output_format",
-    "plot_cli",
     "PLOT_KINDS",
     "COLUMN_WIDTH",
 ]
@@ -539,8 +537,6 @@ def roofline(model: Linear, shape: Any = (8192, 8192, 8192), *,
     bw = float(h.mem_bw) * float(h.mem_efficiency if h.mem_efficiency is not None else 1)
     points = _kernel_points(mb, shape)
     with style():
-        from matplotlib.lines import Line2D
-
         fig, ax = new_axes(width, height, ax)
         placed = [p for p in points if p["bytes"] > 0 and p["seconds"] > 0]
         ais = [p["ops"] / p["bytes"] for p in placed]
@@ -585,26 +581,35 @@ def roofline(model: Linear, shape: Any = (8192, 8192, 8192), *,
         _set_title(ax, title if title is not None else
                      f"{mb.recipe.name}, {h.name}, $M = {m}$, $K = {k}$, $N = {n}$\n"
                      + describe_models([mb]))
-        kinds = [Line2D([], [], ls="none", marker=mk, mfc="0.75", mec="k", mew=0.5, ms=4.5,
-                        label=f"GEMM {g.replace('_', ' ')}")
-                 for g, mk in markers.items() if any(p["gemm"] == g for p in placed)]
-        cast_label = "cast (1 op/element)"
-        if launch_only:
-            cast_label += f"; +{launch_only} launch-only"
-        if any(p["kind"] == "cast" for p in placed) or launch_only:
-            kinds.append(Line2D([], [], ls="none", marker="^", mfc="white", mec="k", mew=0.7,
-                                ms=4.5, label=cast_label))
-        if any(p["kind"] == "activation" for p in placed):
-            kinds.append(Line2D([], [], ls="none", marker="v", mfc="white", mec="k", mew=0.7,
-                                ms=4.5, label="bf16 activation (1 op/element)"))
-        # rooflines leave the upper left empty: the roofs' legend goes there
-        first = ax.legend(handles=roofs + [slope], loc="upper left", frameon=False,
-                          handlelength=1.4, borderpad=0.3, labelspacing=0.25,
-                          title=r"achievable (peak $\times$ efficiency)", alignment="left")
-        ax.add_artist(first)
-        ax.legend(handles=kinds, loc="lower right", frameon=True, framealpha=0.9,
-                  handlelength=1.4, borderpad=0.3, labelspacing=0.25)
+        _roofline_legends(ax, roofs + [slope], placed, launch_only, markers)
     return fig
+
+
+
+def _roofline_legends(ax: Axes, lines: list[Any], placed: list[dict[str, Any]],
+                      launch_only: int, markers: dict[str, str]) -> None:
+    """The roofs' legend in the empty upper left, the kernels' in the lower right."""
+    from matplotlib.lines import Line2D
+
+    kinds = [Line2D([], [], ls="none", marker=mk, mfc="0.75", mec="k", mew=0.5, ms=4.5,
+                    label=f"GEMM {g.replace('_', ' ')}")
+             for g, mk in markers.items() if any(p["gemm"] == g for p in placed)]
+    cast_label = "cast (1 op/element)"
+    if launch_only:
+        cast_label += f"; +{launch_only} launch-only"
+    if any(p["kind"] == "cast" for p in placed) or launch_only:
+        kinds.append(Line2D([], [], ls="none", marker="^", mfc="white", mec="k", mew=0.7,
+                            ms=4.5, label=cast_label))
+    if any(p["kind"] == "activation" for p in placed):
+        kinds.append(Line2D([], [], ls="none", marker="v", mfc="white", mec="k", mew=0.7,
+                            ms=4.5, label="bf16 activation (1 op/element)"))
+    # rooflines leave the upper left empty: the roofs' legend goes there
+    first = ax.legend(handles=lines, loc="upper left", frameon=False,
+                      handlelength=1.4, borderpad=0.3, labelspacing=0.25,
+                      title=r"achievable (peak $\times$ efficiency)", alignment="left")
+    ax.add_artist(first)
+    ax.legend(handles=kinds, loc="lower right", frameon=True, framealpha=0.9,
+              handlelength=1.4, borderpad=0.3, labelspacing=0.25)
 
 
 # -- regime map ------------------------------------------------------------------------
@@ -750,39 +755,3 @@ def save(fig: Figure, path: str | os.PathLike[str], *, dpi: int = 300) -> Path:
     with style():
         fig.savefig(path, format=fmt, dpi=dpi)
     return path
-
-
-def plot_cli(kind: str, models: Any, out_path: str | os.PathLike[str], **opts: Any) -> Path:
-    """Draw one kind of figure and save it: the entry point of ``roofline-sym plot``.
-
-    ``kind``: ``heatmap``, ``curves``, ``roofline``, ``regimes`` or ``sensitivity``.
-    ``models``: bound models (``rs.linear(...).on(gpu)``); ``curves`` takes
-    any number (one curve each), the others exactly one.  ``out_path``: a
-    .png, .svg or .pdf file.  ``opts``: keyword options of the plotting
-    function (``m_range``, ``k_range``, ``shape``, ``resolution``, ...); None
-    values are dropped so the CLI can pass its defaults through.  Errors are
-    ``ValueError`` with one line of text (``ModuleNotFoundError`` when
-    matplotlib is missing).  Returns the path written.
-    """
-    funcs: dict[str, Callable[..., Figure]] = {
-        "heatmap": speedup_heatmap, "curves": breakeven_curves, "roofline": roofline,
-        "regimes": regime_map, "sensitivity": sensitivity_plot}
-    choice(kind, tuple(funcs), "plot kind")
-    path = Path(file_path(out_path, "output"))
-    if path.suffix.lower() not in FORMATS:
-        raise InputError(f"output {show(str(path))}: use a .png, .svg or .pdf file name")
-    _mpl()
-    opts = {k: v for k, v in opts.items() if v is not None}
-    if isinstance(models, Linear):
-        models = [models]
-    models = list(models.values()) if isinstance(models, Mapping) and kind != "curves" \
-        else models
-    if kind == "curves":
-        fig = breakeven_curves(models, **opts)
-    else:
-        models = list(models)
-        if len(models) != 1:
-            raise InputError(f"plot {kind!r} draws one model (one recipe on one GPU); "
-                             f"got {len(models)}")
-        fig = funcs[kind](models[0], **opts)
-    return save(fig, path)
