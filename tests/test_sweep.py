@@ -18,7 +18,8 @@ from roofline_sym.model.layer import OUTPUTS
 from roofline_sym.numeric.shapes import ShapeSet, grid, shape_set
 from roofline_sym.numeric.sweep_table import (COLUMNS, model_grid, sweep, sweep_chunks, sweep_totals,
                                         write_sweep)
-from roofline_sym.numeric.table import Table, export_rows, header, write_csv, write_json
+from roofline_sym.numeric.table import Table, export_rows
+from roofline_sym.numeric.writers import header, write_csv, write_json
 
 
 @lru_cache(maxsize=None)

@@ -39,7 +39,8 @@ from ..validate import MAX_ROWS, InputTypeError, check_size, choice, count, item
 from .convert import Conversion
 from .frames import to_xarray
 from .shapes import ShapeSet, shape_set
-from .table import Table, write_csv, write_json
+from .table import Table
+from .writers import writer
 
 if TYPE_CHECKING:
     import xarray
@@ -320,8 +321,7 @@ def write_sweep(models: Linear | Iterable[Linear], shapes: Any,
     """
     choice(format, ("csv", "json"), "write_sweep: format")
     whole = _whole_columns(models, shapes)
-    write = write_csv if format == "csv" else write_json
-    return write(sweep_chunks(models, shapes, progress), path_or_file, whole)
+    return writer(format).write(sweep_chunks(models, shapes, progress), path_or_file, whole)
 
 
 def _whole_columns(models: Any, shapes: Any) -> set[str]:

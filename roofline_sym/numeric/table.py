@@ -5,8 +5,9 @@ like pandas), renders as HTML in Jupyter (``_repr_html_``) and exports to
 CSV and JSON, as text when no path is given.  Exports and displays name
 each column with its unit (``lowp_time_s``: seconds, as in the hardware
 files' ``launch_overhead_s``); whole-number float columns (``M``, ``count``)
-are written as integers.  ``write_csv`` and ``write_json`` write a stream of
-tables (a sweep's chunks) as one file, a table at a time.
+are written as integers.  Every format is written by its one writer
+(``writers``: CSV, JSON, Markdown, LaTeX, netCDF), ``Table.write`` picks it
+by name or by the file's suffix.
 
 >>> t = Table({"M": np.array([4096.0, 8192.0]), "lowp_time": np.array([1.5e-4, 2.5e-4])})
 >>> print(t.to_csv(), end="")
@@ -17,26 +18,21 @@ M,lowp_time_s
 
 from __future__ import annotations
 
-import io
 import math
 import os
-from typing import TYPE_CHECKING, Any, Collection, Iterable, Iterator, Mapping, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..datafile import csv_cell
 from ..errors import InputError
 from ..validate import close_matches, unknown_name
+from .writers import UNITS, header, write_csv, write_json, writer, writer_for
 
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["Table", "UNITS", "header", "export_rows", "write_csv", "write_json"]
+__all__ = ["Table", "export_rows"]
 
-# column -> unit suffix of its exported / displayed name
-UNITS = {name: "s" for name in (
-    "baseline_gemm_time", "baseline_overhead_time", "lowp_gemm_time", "lowp_overhead_time",
-    "baseline_time", "lowp_time")}
 # words a reader may try for a column: the column they mean
 _SYNONYMS = {"layer": "name", "layers": "name", "layer_name": "name", "time": "lowp_time",
              "gpus": "gpu", "recipes": "recipe", "g": "groups", "experts": "groups"}
@@ -45,12 +41,6 @@ _SHOW = 10
 _SHOW_HTML = 50
 # rows written at a time: an export's text stays small however long the table
 _SLICE = 1 << 16
-
-
-def header(column: str) -> str:
-    """A column's name with its unit: ``header("lowp_time") == "lowp_time_s"``."""
-    unit = UNITS.get(column)
-    return f"{column}_{unit}" if unit else column
 
 
 def export_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -158,6 +148,20 @@ class Table:
         is empty.  Returns the text when no path or file is given."""
         return write_csv(self._slices(), path_or_file, self.whole_columns())
 
+    def write(self, path_or_file: str | os.PathLike[str] | Any = None,
+              format: str | None = None) -> str | None:
+        """Write in ``format`` (``csv``, ``json``, ``markdown``, ``latex``,
+        ``netcdf``; default: the file's suffix) through the one writer of that
+        format (``writers.WRITERS``).  Returns the text when no path or file is
+        given."""
+        if format is None:
+            if not isinstance(path_or_file, (str, os.PathLike)):
+                raise InputError("write() to a file or as text needs format=")
+            found = writer_for(path_or_file)
+        else:
+            found = writer(format)
+        return found.write(self._slices(), path_or_file, self.whole_columns())
+
     def to_json(self, path_or_file: str | os.PathLike[str] | Any = None) -> str | None:
         """A JSON list of row objects (keys with units); NaN is ``null``.
         Returns the text when no path or file is given."""
@@ -214,113 +218,6 @@ class Table:
                 if len(self) > _SHOW_HTML else "")
         return (f"<table><caption>{esc(self._title())}</caption><thead><tr>{head}</tr></thead>"
                 f"<tbody>{body}</tbody></table>{more}")
-
-
-def write_csv(tables: Iterable[Table], path_or_file: str | os.PathLike[str] | Any = None,
-              whole: Collection[str] = ()) -> str | None:
-    """Write ``tables`` (the same columns; e.g. a sweep's chunks) as one CSV with a
-    header, a table at a time: the text ``csv.writer`` writes for the rows
-    (names with units; floats as ``repr``, so they read back exactly; NaN
-    empty), the ``whole`` columns as integers.  Returns the text when no path
-    or file is given.
-
-    >>> t = Table({"n": np.array([1.0, 2.0]), "x": np.array([0.1, np.nan]),
-    ...            "s": np.array(["a,b", "c"])})
-    >>> print(write_csv([t], whole={"n"}), end="")
-    n,x,s
-    1,0.1,"a,b"
-    2,,c
-    """
-    out = _Output(path_or_file, newline="")
-    with out as f:
-        head = None
-        for table in tables:
-            if head is None:
-                head = table.columns
-                f.write(",".join(csv_cell(header(c)) for c in head) + "\n")
-            if len(table):
-                cells = [_cells(table[c], csv_cell, "", c in whole) for c in head]
-                f.write("\n".join(map(",".join, zip(*cells))) + "\n")
-    return out.text
-
-
-def write_json(tables: Iterable[Table], path_or_file: str | os.PathLike[str] | Any = None,
-               whole: Collection[str] = ()) -> str | None:
-    """Write the rows of ``tables`` as one JSON list of row objects, a table at a
-    time: the text ``json.dump`` writes for them (keys with units, NaN
-    ``null``), the ``whole`` columns as integers.  Returns the text when no
-    path or file is given.
-
-    >>> t = Table({"n": np.array([1.0, 2.0]), "x": np.array([0.1, np.nan]),
-    ...            "b": np.array([True, False])})
-    >>> write_json([t], whole={"n"})
-    '[{"n": 1, "x": 0.1, "b": true}, {"n": 2, "x": null, "b": false}]'
-    """
-    import json
-
-    out = _Output(path_or_file)
-    with out as f:
-        f.write("[")
-        first = True
-        for table in tables:
-            if not len(table):
-                continue
-            # each cell with its key, so a row is its cells joined
-            cells = [_cells(table[c], json.dumps, "null", c in whole,
-                            prefix=json.dumps(header(c)) + ": ") for c in table.columns]
-            f.write(("{" if first else ", {") + "}, {".join(map(", ".join, zip(*cells))) + "}")
-            first = False
-        f.write("]")
-    return out.text
-
-
-def _cells(column: np.ndarray, encode: Any, nan: str, whole: bool = False,
-           prefix: str = "") -> list[str]:
-    """A column's cells as text, each preceded by ``prefix``: floats as ``repr``
-    (``nan`` for NaN; integers for a ``whole`` column), other values through
-    ``encode``.  A column of few distinct values (constant columns, grids of
-    shapes) writes each once."""
-    kind = column.dtype.kind
-    if kind == "b":
-        words = np.array([prefix + encode(False), prefix + encode(True)], dtype=object)
-        cells: list[str] = words[column.view(np.int8)].tolist()
-        return cells
-    values, inverse = column, None
-    if len(column) > 256 and _repeats(column):
-        values, inverse = np.unique(column, return_inverse=True)
-    items = values.tolist()
-    if kind == "f":
-        if encode is not csv_cell and np.isinf(values).any():
-            raise InputError("Out of range float values are not JSON compliant")
-        text = [str(int(v)) if v == v else nan for v in items] if whole else \
-            list(map(repr, items))
-        if not whole and np.isnan(values).any():
-            text = [nan if v != v else t for v, t in zip(items, text)]
-    elif kind in "iu":
-        text = list(map(str, items))
-    elif encode is csv_cell and kind == "U" or all(isinstance(v, str) for v in items):
-        plain = encode is csv_cell and not any(c in "".join(items) for c in ',"\r\n')
-        text = items if plain else list(map(encode, items))
-    else:
-        text = [nan if isinstance(v, float) and v != v else encode(v) for v in items]
-    if prefix:
-        text = list(map(prefix.__add__, text))
-    if inverse is None:
-        return text
-    cells = np.array(text, dtype=object)[inverse.reshape(-1)].tolist()
-    return cells
-
-
-def _repeats(column: np.ndarray) -> bool:
-    """Whether a column has few distinct values, judged on a sample (to write each
-    once); -0.0 and objects that do not sort are written one by one."""
-    sample = column[:256]
-    try:
-        if len(np.unique(sample)) > 64:
-            return False
-    except TypeError:
-        return False
-    return not (column.dtype.kind == "f" and np.any(np.signbit(column) & (column == 0)))
 
 
 def _whole(arr: np.ndarray) -> bool:
@@ -387,28 +284,3 @@ def _cell(v: Any) -> str:
             return str(int(v))
         return f"{v:.4g}"
     return str(v)
-
-
-class _Output:
-    """Where an export writes: a path (opened), a file (used as is, not closed),
-    or None (the text, kept as ``.text`` once the block ends)."""
-
-    def __init__(self, target: Any, newline: str | None = None):
-        self.target, self.newline = target, newline
-        self.f: TextIO | None = None  # the text's buffer or the opened path; None: a file given
-        self.text: str | None = None
-
-    def __enter__(self) -> TextIO:
-        if self.target is None:
-            self.f = io.StringIO()
-        elif isinstance(self.target, (str, os.PathLike)):
-            self.f = open(self.target, "w", encoding="utf-8", newline=self.newline)
-        elif not hasattr(self.target, "write"):
-            raise InputError(f"expected a path or a writable file, got {self.target!r}")
-        return self.f or self.target
-
-    def __exit__(self, *exc: object) -> None:
-        if isinstance(self.f, io.StringIO):  # no target: keep the text
-            self.text = self.f.getvalue()
-        elif self.f is not None:
-            self.f.close()
