@@ -167,6 +167,87 @@ def test_parameters_equal_those_of_the_transformers_model(model_type):
     assert sum(s.weights for s in a.linears(lm_head=not a.tied_embeddings)) == weights
 
 
+# MPT as the Hub's mosaicml/mpt-7b writes it (no biases, ALiBi, no position table):
+# the shape transformers' own MptForCausalLM builds
+MPT_HUB = dict(d_model=256, n_heads=4, n_layers=2, expansion_ratio=4, max_seq_len=2048,
+               vocab_size=1000, no_bias=True, learned_pos_emb=False,
+               attn_config={"alibi": True, "attn_type": "multihead_attention"})
+
+
+def test_mpt_parameters_equal_those_of_the_transformers_model():
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    config = {"model_type": "mpt", **MPT_HUB}
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(
+            transformers.AutoConfig.for_model(**config))
+    a = from_config(json.loads(json.dumps(config)))
+    assert a.params == sum(p.numel() for p in model.parameters())
+    assert not a.rotary and a.learned_positions == 0 and a.mlp == "gelu"
+
+
+# llm-foundry's MPT benchmarks (scripts/train/benchmarking/README.md) print each
+# run's parameter count: its yamls leave no_bias at llm-foundry's False and learned
+# positions on, so every count holds a table of max_seq_len rows.  By hand, the
+# 1b model (d = 2048, 24 layers, MLP 4d, vocabulary 50368) at max_seq_len 512:
+# per layer 4d^2 + 2 d 4d weights, 3d + d + 4d + d biases, two LayerNorms of 2d:
+# 24 (12 d^2 + 13 d) = 1_208_598_528; the final norm 2d = 4096; the embedding
+# (50368 + 512) d = 104_202_240; sum 1_312_804_864, the README's count
+@pytest.mark.parametrize("d, layers, heads, seq, params", [
+    (2048, 24, 16, 512, 1_312_804_864), (2048, 24, 16, 8192, 1_328_533_504),
+    (2048, 24, 16, 32768, 1_378_865_152), (2560, 32, 20, 512, 2_647_905_280),
+    (2560, 32, 20, 8192, 2_667_566_080), (2560, 32, 20, 32768, 2_730_480_640)])
+def test_mpt_parameters_equal_llm_foundry_published_counts(d, layers, heads, seq, params):
+    a = from_config({"model_type": "mpt", "d_model": d, "n_heads": heads, "n_layers": layers,
+                     "expansion_ratio": 4, "max_seq_len": seq, "vocab_size": 50368,
+                     "attn_config": {"attn_impl": "flash"}})
+    assert a.params == params
+    assert (a.attention_bias, a.mlp_bias, a.norm_bias, a.learned_positions) == \
+        ("all", True, True, seq)
+    assert [(s.name, s.K, s.N) for s in a.linears()][-3:] == [
+        ("mlp.up_proj", d, 4 * d), ("mlp.down_proj", 4 * d, d), ("lm_head", d, 50368)]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"d_model": 0}, "key d_model: 0 is outside"),
+    ({"n_heads": 5}, "key n_heads: 5 does not divide d_model = 256"),
+    ({"expansion_ratio": "4"}, "key expansion_ratio: expected a number in \\(0, 64\\], got '4'"),
+    ({"expansion_ratio": 1e9}, "key expansion_ratio: expected a number"),
+    ({"max_seq_len": 2 ** 30, "learned_pos_emb": True}, "key max_seq_len: .* is outside"),
+    ({"no_bias": "yes"}, "key no_bias: expected true or false"),
+    ({"norm_type": "layer_norm"}, "key norm_type: unknown norm_type 'layer_norm' \\(did you"),
+    ({"attn_config": [1]}, "key attn_config: expected an object of keys"),
+    ({"attn_config": {"attn_type": "grouped_query_attention"}},
+     "key attn_config.kv_n_heads is missing"),
+    ({"attn_config": {"attn_type": "grouped_query_attention", "kv_n_heads": 3}},
+     "key attn_config.kv_n_heads: 3 does not divide n_heads = 4"),
+    ({"attn_config": {"alibi": True, "rope": True}}, "key attn_config.alibi: rotary"),
+    ({"attn_config": {"qk_ln": True}}, "key attn_config.qk_ln: a LayerNorm"),
+    ({"attn_config": {"attn_type": "cross"}}, "key attn_config.attn_type: unknown attn_type"),
+    ({"ffn_config": {"ffn_type": "mptglu"}}, "key ffn_config.ffn_type: unknown ffn_type"),
+    ({"ffn_config": {"ffn_act_fn": {"name": "silu"}}}, "key ffn_config.ffn_act_fn: .* not a GELU"),
+    ({"ffn_config": {"ffn_hidden_size": -1}}, "key ffn_config.ffn_hidden_size: -1 is outside"),
+])
+def test_bad_mpt_values_are_named(change, message):
+    with pytest.raises(ArchitectureError, match="^mpt.json: " + message):
+        from_config({"model_type": "mpt", **MPT_HUB, **change}, "mpt.json")
+
+
+def test_mpt_variants():
+    gqa = from_config({"model_type": "mpt", **MPT_HUB, "ffn_config": {"ffn_hidden_size": 640},
+                       "attn_config": {"attn_type": "grouped_query_attention",
+                                       "kv_n_heads": 2, "rope": True}})
+    assert (gqa.kv_heads, gqa.intermediate, gqa.rotary) == (2, 640, True)
+    assert from_config({"model_type": "mpt", **MPT_HUB, "attn_config":
+                        {"attn_type": "multiquery_attention"}}).kv_heads == 1
+    assert from_config({"model_type": "mpt", **MPT_HUB, "norm_type": "rmsnorm",
+                        "no_bias": False}).norm_bias is False
+    assert from_config({"model_type": "mpt", **MPT_HUB, "expansion_ratio": 2.5}
+                       ).intermediate == 640
+    with pytest.raises(ArchitectureError, match="learned_positions = -1 is outside 0"):
+        Architecture("x", 256, 2, 4, 4, 64, "gelu", 512, 1000, False, learned_positions=-1)
+
+
 # -- bad input ----------------------------------------------------------------------
 LLAMA = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
          "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,

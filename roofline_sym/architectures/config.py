@@ -2,7 +2,9 @@
 
 Read per ``model_type``: llama, mistral, qwen2, qwen3 (dense, gated SiLU MLP),
 mixtral, qwen3_moe (mixtures of experts), deepseek_v2 and deepseek_v3
-(latent attention, shared experts, leading dense blocks).  Every number is
+(latent attention, shared experts, leading dense blocks), mpt (MosaicML's MPT
+as llm-foundry writes it: GELU MLP, LayerNorm, biases unless ``no_bias``,
+learned positions or ALiBi).  Every number is
 checked (a whole number, in a plausible range; heads that divide the hidden
 size unless ``head_dim`` is given; KV heads that divide the heads); an error
 names the file and the key, with close spellings of a key not found.  Keys
@@ -38,17 +40,36 @@ class _Config:
     """A config's keys, read with checks that name the file and the key; every
     key read is remembered, so a citation can follow it to a field."""
 
-    def __init__(self, raw: Mapping[str, Any], source: str):
-        self.raw, self.source = raw, source
-        self.used: dict[str, str] = {}  # architecture field -> config key
+    def __init__(self, raw: Mapping[str, Any], source: str, prefix: str = "",
+                 used: dict[str, str] | None = None):
+        self.raw, self.source, self.prefix = raw, source, prefix
+        self.used: dict[str, str] = {} if used is None else used  # field -> config key
 
     def fail(self, key: str, problem: str) -> ArchitectureError:
-        return ArchitectureError(f"{self.source}: key {key}: {problem}")
+        return ArchitectureError(f"{self.source}: key {self.prefix}{key}: {problem}")
 
     def missing(self, key: str) -> ArchitectureError:
         close = close_matches(key, [k for k in self.raw if isinstance(k, str)], n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        return ArchitectureError(f"{self.source}: key {key} is missing{hint}")
+        hint = f" (did you mean {self.prefix + close[0]!r}?)" if close else ""
+        return ArchitectureError(f"{self.source}: key {self.prefix}{key} is missing{hint}")
+
+    def section(self, key: str) -> "_Config":
+        """A nested object of keys (MPT's ``attn_config``), empty when absent;
+        its errors name ``key.inner``."""
+        value = self.raw.get(key)
+        if value is None:
+            value = {}
+        if not isinstance(value, Mapping):
+            raise self.fail(key, f"expected an object of keys, got {show(value)}")
+        return _Config(value, self.source, f"{self.prefix}{key}.", self.used)
+
+    def choice(self, key: str, valid: Mapping[str, Any] | tuple[str, ...], default: str) -> str:
+        """A name from ``valid`` (``default`` when absent); close spellings suggested."""
+        value = self.raw.get(key, default)
+        if not isinstance(value, str) or value not in valid:
+            raise unknown_name(key, value, tuple(valid),
+                               error=ArchitectureError, where=f"{self.source}: key {self.prefix}{key}: ")
+        return value
 
     def size(self, key: str, limit: str, field: str | None = None, default: Any = ...,
             minimum: int = 1) -> int:
@@ -64,7 +85,7 @@ class _Config:
         if not minimum <= value <= LIMITS[limit]:
             raise self.fail(key, f"{value} is outside {minimum}..{LIMITS[limit]}, the "
                             f"plausible {limit.replace('_', ' ')}")
-        self.used[field or limit] = key
+        self.used[field or limit] = self.prefix + key
         return value
 
     def flag(self, key: str, field: str, default: bool) -> bool:
@@ -72,7 +93,7 @@ class _Config:
         if not isinstance(value, bool):
             raise self.fail(key, f"expected true or false, got {show(value)}")
         if key in self.raw:
-            self.used[field] = key
+            self.used[field] = self.prefix + key
         return value
 
     def layer_list(self, key: str, layers: int) -> list[int]:
@@ -190,11 +211,83 @@ def _moe(c: _Config, experts_key: str, *, shared: int, dense: int,
                dense_layers=dense, router_bias=router_bias)
 
 
+# MPT's norms by llm-foundry's registry name; its attention kinds -> KV heads
+_MPT_NORMS = {"layernorm": "layernorm", "low_precision_layernorm": "layernorm",
+              "rmsnorm": "rmsnorm", "low_precision_rmsnorm": "rmsnorm",
+              "triton_rmsnorm": "rmsnorm"}
+_MPT_ATTENTION = ("multihead_attention", "multiquery_attention", "grouped_query_attention")
+
+
+def _mpt_kv_heads(attn: _Config, heads: int) -> int:
+    kind = attn.choice("attn_type", _MPT_ATTENTION, "multihead_attention")
+    if kind == "multihead_attention":
+        return heads
+    if kind == "multiquery_attention":
+        return 1
+    kv = attn.size("kv_n_heads", "kv_heads")
+    if heads % kv:
+        raise attn.fail("kv_n_heads", f"{kv} does not divide n_heads = {heads}")
+    return kv
+
+
+def _mpt_positions(c: _Config, attn: _Config) -> dict[str, Any]:
+    """Rotary (``attn_config.rope``), ALiBi (``attn_config.alibi``) and a
+    learned table of ``max_seq_len`` rows (``learned_pos_emb``, llm-foundry's
+    default) as the architecture's ``rotary`` and ``learned_positions``."""
+    rope, alibi = attn.flag("rope", "rotary", False), attn.flag("alibi", "alibi", False)
+    if rope and alibi:
+        raise attn.fail("alibi", "rotary embeddings and ALiBi together are not an MPT")
+    learned = c.flag("learned_pos_emb", "learned_positions", True)
+    rows = c.size("max_seq_len", "positions", "learned_positions") if learned else 0
+    return {"rotary": rope, "learned_positions": rows}
+
+
+def _mpt_intermediate(c: _Config, ffn: _Config, hidden: int) -> int:
+    """``ffn_config.ffn_hidden_size``, else ``expansion_ratio * d_model`` (a
+    whole number, as llm-foundry rounds it down)."""
+    ffn.choice("ffn_type", ("mptmlp",), "mptmlp")  # gated MPT MLPs are not read
+    act = ffn.raw.get("ffn_act_fn")
+    if act is not None and (not isinstance(act, Mapping) or act.get("name") != "gelu"):
+        raise ffn.fail("ffn_act_fn", f"{show(act)} is not a GELU; this reader knows MPT's "
+                       "default GELU MLP")
+    if ffn.raw.get("ffn_hidden_size") is not None:
+        return ffn.size("ffn_hidden_size", "intermediate")
+    ratio = c.raw.get("expansion_ratio", 4)
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 64:
+        raise c.fail("expansion_ratio", f"expected a number in (0, 64], got {show(ratio)}")
+    size = int(hidden * ratio)
+    if size < 1:
+        raise c.fail("expansion_ratio", f"{ratio} x d_model = {hidden} leaves no MLP")
+    c.used["intermediate"] = "expansion_ratio"
+    return size
+
+
+def _mpt(c: _Config) -> dict[str, Any]:
+    """llm-foundry's MPT: fused QKV and an out projection, a GELU MLP, biases on
+    every projection and LayerNorm unless ``no_bias``, tied embeddings."""
+    hidden, heads = c.size("d_model", "hidden"), c.size("n_heads", "heads")
+    if hidden % heads:
+        raise c.fail("n_heads", f"{heads} does not divide d_model = {hidden}")
+    attn, ffn = c.section("attn_config"), c.section("ffn_config")
+    if attn.flag("qk_ln", "qk_norm", False):
+        raise attn.fail("qk_ln", "a LayerNorm of the whole query and key is not modelled")
+    norm = _MPT_NORMS[c.choice("norm_type", _MPT_NORMS, "low_precision_layernorm")]
+    biased = not c.flag("no_bias", "attention_bias", False)
+    return dict(hidden=hidden, layers=c.size("n_layers", "layers"), heads=heads,
+                kv_heads=_mpt_kv_heads(attn, heads), head_dim=hidden // heads, mlp="gelu",
+                intermediate=_mpt_intermediate(c, ffn, hidden),
+                vocab=c.size("vocab_size", "vocab"),
+                tied_embeddings=c.flag("tie_word_embeddings", "tied_embeddings", True),
+                norm=norm, attention_bias="all" if biased else "none", mlp_bias=biased,
+                norm_bias=biased and norm == "layernorm", **_mpt_positions(c, attn))
+
+
 _READERS: dict[str, Callable[[_Config], dict[str, Any]]] = {
     "llama": _llama, "mistral": _llama, "qwen2": _qwen2, "qwen3": _qwen3,
     "mixtral": _mixtral, "qwen3_moe": _qwen3_moe,
     "deepseek_v2": lambda c: _deepseek(c, v3=False),
     "deepseek_v3": lambda c: _deepseek(c, v3=True),
+    "mpt": _mpt,
 }
 MODEL_TYPES = tuple(_READERS)
 

@@ -40,6 +40,7 @@ LIMITS = {
     "head_dim": 2 ** 12, "intermediate": 2 ** 20, "vocab": 2 ** 23,
     "experts": 2 ** 14, "top_k": 2 ** 10, "shared_experts": 2 ** 8,
     "expert_intermediate": 2 ** 20, "dense_layers": 2 ** 12, "rank": 2 ** 16,
+    "positions": 2 ** 22,
 }
 
 
@@ -142,7 +143,12 @@ class Architecture:
     ``intermediate``: the dense MLP's size (a mixture of experts with no dense
     block repeats the expert size); ``attention_bias``: ``"qkv"`` (Qwen2) or
     ``"all"`` projections carry a bias; ``qk_norm``: a norm of each query and
-    key head (Qwen3); ``sources``: field -> citation.
+    key head (Qwen3); ``mlp_bias``: the MLP's projections carry a bias;
+    ``norm_bias``: a LayerNorm has a bias besides its weight; ``rotary``:
+    positions enter as rotary embeddings of queries and keys (else through a
+    bias of the scores, ALiBi, or a table); ``learned_positions``: rows of a
+    learned position table added to the token embedding (0: none; MPT);
+    ``sources``: field -> citation.
     """
 
     name: str
@@ -160,6 +166,10 @@ class Architecture:
     mla: MLA | None = None
     attention_bias: str = "none"
     qk_norm: bool = False
+    mlp_bias: bool = False
+    norm_bias: bool = True
+    rotary: bool = True
+    learned_positions: int = 0
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -171,7 +181,8 @@ class Architecture:
             if getattr(self, name) not in valid:
                 raise ArchitectureError(f"{name} = {getattr(self, name)!r} is not one of "
                                         f"{', '.join(valid)}")
-        for name in ("tied_embeddings", "qk_norm"):
+        _size(self.learned_positions, "learned_positions", "positions", minimum=0)
+        for name in ("tied_embeddings", "qk_norm", "mlp_bias", "norm_bias", "rotary"):
             if not isinstance(getattr(self, name), bool):
                 raise ArchitectureError(f"{name} must be true or false, not "
                                         f"{getattr(self, name)!r:.40}")
@@ -251,13 +262,14 @@ class Architecture:
     # -- parameters -----------------------------------------------------------------
     @property
     def embedding_params(self) -> int:
-        """The token embedding, ``vocab * hidden``."""
-        return self.vocab * self.hidden
+        """The token embedding, ``vocab * hidden``, and a learned position
+        table, ``learned_positions * hidden``."""
+        return (self.vocab + self.learned_positions) * self.hidden
 
     def _non_linear_params(self) -> int:
         """Everything but the linear layers' weights and the embedding: norms,
         biases, the router's correction bias."""
-        per_norm = self.hidden * (2 if self.norm == "layernorm" else 1)
+        per_norm = self.hidden * (2 if self.norm == "layernorm" and self.norm_bias else 1)
         norms = (2 * self.layers + 1) * per_norm  # two per block, one final
         width = 2 if self.norm == "layernorm" else 1
         if self.qk_norm:
@@ -270,6 +282,9 @@ class Architecture:
             biased = [n for n in attention if self.attention_bias == "all"
                       or n.rsplit(".", 1)[1] in ("q_proj", "k_proj", "v_proj")]
             bias = sum(attention[n] for n in biased) * self.layers
+        if self.mlp_bias:  # one bias per output of every MLP projection, experts' too
+            bias += sum(s.N * s.groups * s.blocks for s in self.linears(lm_head=False)
+                        if s.part in ("mlp", "shared_experts", "experts"))
         if self.moe is not None and self.moe.router_bias:
             bias += self.moe.experts * self.moe_layers
         return norms + bias
