@@ -10,6 +10,7 @@ from roofline_sym.devices import implementations as impls
 from roofline_sym.devices.calibration import Carried, Fitted
 from roofline_sym.devices.catalog import _shipped
 from roofline_sym.devices.toml_io import edit_entries
+from roofline_sym.errors import RooflineError
 
 # A made-up Hopper part as its datasheet gives it: H100 SXM's peaks at another
 # bandwidth, fitted to its own rows; the whole addition to the data file
@@ -25,6 +26,9 @@ best_shape_efficiency = { bf16 = 0.8, fp8 = 0.7 }
 mem_bw_bytes_per_s = 4e12
 mem_efficiency = 0.9
 launch_overhead_s = 2e-6
+link_bw_bytes_per_s = { scale_up = 450e9, scale_out = 50e9 }
+link_efficiency = { scale_up = 0.8, scale_out = 0.85 }
+scale_up_gpus = 8
 
 [gpu.sources]
 block_scaling = "assumed; Hopper tensor cores, per-tensor scales only"
@@ -34,6 +38,9 @@ best_shape_efficiency = "assumed; a shape search on the part"
 mem_bw_bytes_per_s = "assumed; the datasheet"
 mem_efficiency = "assumed; STREAM triad on the part"
 launch_overhead_s = "assumed; one-element kernel"
+link_bw_bytes_per_s = "assumed; the datasheet: NVLink 4, a 400 Gb/s NIC per GPU"
+link_efficiency = "assumed; as H100 SXM's"
+scale_up_gpus = "assumed; an eight-GPU board"
 
 [gpu.calibration]
 fitted_to = ["x100"]
@@ -68,6 +75,23 @@ def test_a_new_gpu_is_one_record(data):
     t = rs.linear("rowwise", mode="inference", workload="gemm").on(x100).evaluate(
         16384, 16384, 16384, outputs=("baseline_time",))["baseline_time"]
     assert float(t) == pytest.approx(2 * 16384 ** 3 / (989.4e12 * 0.8), rel=1e-3)
+
+
+def test_a_new_gpu_in_a_step_talks_over_its_links(data):
+    x100 = rs.load_hardware(data).get("x100")
+    assert x100.has_links and x100.sources["scale_up_gpus"] == "assumed; an eight-GPU board"
+    step = rs.step("llama3-8b", "tensorwise", gpus=8).on(x100)
+    # FSDP's all-gather of bf16 weights on 8 GPUs: 7/8 of 2 x 8,030,261,248 bytes
+    # arrive over NVLink at 450e9 x 0.8 B/s = 39.04 ms
+    seconds = sympy.Rational(7, 8) * 2 * 8_030_261_248 / (450 * 10 ** 9 * sympy.Rational(4, 5))
+    assert float(seconds) == pytest.approx(0.03904, rel=1e-3)
+    assert step.breakdown["baseline.comm.fsdp.all_gather"].has(seconds)
+    # without them a step on one GPU still prices; over eight it names the fields
+    bare = x100.replace(link_bw={}, link_efficiency={}, scale_up_gpus=None)
+    assert rs.step("llama3-8b", "tensorwise").on(bare).hardware.name == "Example X100"
+    with pytest.raises(RooflineError, match="link_bw_bytes_per_s, link_efficiency and "
+                                            "scale_up_gpus"):
+        rs.step("llama3-8b", "tensorwise", gpus=8).on(bare)
 
 
 def test_a_new_gpu_is_fitted_and_written_back(data):

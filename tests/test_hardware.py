@@ -325,6 +325,55 @@ def test_bad_files_rejected_with_file_entry_field(tmp_path, old, new, message):
     assert str(path) in str(info.value)
 
 
+# the links a step talks over, added to GOOD: values, then their sources
+LINKS = ("link_bw_bytes_per_s = { scale_up = 450e9, scale_out = 50e9 }\n"
+         "link_efficiency = { scale_up = 0.8, scale_out = 0.85 }\nscale_up_gpus = 8\n",
+         'link_bw_bytes_per_s = "ME"\nlink_efficiency = "ME; busbw"\nscale_up_gpus = "ME"\n')
+
+
+def _with_links(values=LINKS[0], sources=LINKS[1]):
+    head, tail = GOOD.split("[gpu.sources]")
+    return f"{head.rstrip()}\n{values}\n[gpu.sources]{tail}{sources}"
+
+
+def test_links_join_the_record(tmp_path):
+    hw = rs.load_hardware(write(tmp_path, _with_links())).get("toy")
+    assert hw.has_links and hw.scale_up_gpus == 8 and hw.sources["link_efficiency"] == (
+        "my measurements; busbw")
+    assert hw.parameters[S.link_bandwidth("scale_out")] == 50 * 10 ** 9
+    assert hw.parameters[S.link_efficiency("scale_up")] == sympy.Rational(4, 5)
+    assert not rs.load_hardware(write(tmp_path, GOOD)).get("toy").has_links
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("scale_out = 50e9", "scale_out = 50e15",
+     r"field 'link_bw_bytes_per_s.scale_out': 5e\+16 B/s is outside \[1e\+08, 1e\+13\]"),
+    ("scale_out = 0.85", "scale_out = 1.5", r"field 'link_efficiency.scale_out'.*\(0.01, 1\]"),
+    ("scale_up_gpus = 8", "scale_up_gpus = 0", r"field 'scale_up_gpus': 0 GPUs is outside"),
+    ("scale_up_gpus = 8", "scale_up_gpus = 8.5", "field 'scale_up_gpus': expected a whole"),
+    ("scale_up_gpus = 8", "scale_up_gpus = true", "field 'scale_up_gpus': expected a whole"),
+    (", scale_out = 50e9", "", r"field 'link_bw_bytes_per_s.scale_out': required"),
+    ("scale_up_gpus = ", "# scale_up_gpus = ", r"field 'scale_up_gpus': required with link_bw"),
+    ("scale_up = 0.8", "nvlink = 0.8", r"field 'link_efficiency.nvlink': unknown key"),
+    ('link_efficiency = "ME; busbw"\n', "", "field 'link_efficiency': has no source"),
+])
+def test_bad_links_name_the_field(tmp_path, old, new, message):
+    text = _with_links(*(part.replace(old, new, 1) for part in LINKS))
+    assert text != _with_links()
+    with pytest.raises(HardwareError, match=message):
+        rs.load_hardware(write(tmp_path, text))
+
+
+def test_shipped_gpus_give_their_links():
+    # every shipped GPU a step may span has them, each with a source; Gaudi 3's
+    # scale-out network is its own Ethernet ports, not given yet
+    for hw in dataset("default"):
+        assert hw.has_links == (hw.name != "Gaudi 3"), hw.name
+        if hw.has_links:
+            assert all(hw.sources[f] for f in ("link_bw", "link_efficiency", "scale_up_gpus"))
+    assert rs.hardware("gb200").scale_up_gpus == 72 and rs.hardware("h100-nvl").scale_up_gpus == 2
+
+
 def test_duplicate_alias_rejected(tmp_path):
     second = "[[gpu]]" + GOOD.split("[[gpu]]", 1)[1].replace('name = "Toy"', 'name = "Toy 2"')
     with pytest.raises(HardwareError, match="'toy' already names 'Toy'"):
@@ -563,7 +612,9 @@ def test_efficiencies_only_for_gemm_dtypes():
     for hw in dataset("default"):
         names = {str(s) for s in hw.stated}
         for name in names:
-            if name.startswith("eta_") and name[4:] not in ("mem", *S.KERNEL_KINDS):
+            # a GEMM dtype's fraction needs its peak; memory, kernels and links have none
+            if name.startswith("eta_") and name[4:] not in ("mem", *S.KERNEL_KINDS,
+                                                            *S.LINK_SCOPES):
                 assert "P_" + name[4:] in names, (hw.name, name)
 
 

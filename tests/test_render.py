@@ -287,7 +287,8 @@ ALL_HARDWARE_SYMBOLS = sorted(
        for d in ("bf16", "fp16", "fp8", "fp4")]
     + [f"{p}_{k}" for p in ("eta", "t0") for k in S.KERNEL_KINDS]
     + [f"kappa_{f}" for f in S.SCALING_FAMILIES]
-    + [f"t0_{c}" for c in S.GEMM_CLASSES])
+    + [f"t0_{c}" for c in S.GEMM_CLASSES]
+    + [f"{p}_{s}" for p in ("BW", "eta") for s in S.LINK_SCOPES])
 
 
 @pytest.mark.parametrize("name", ALL_HARDWARE_SYMBOLS)

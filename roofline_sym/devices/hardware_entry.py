@@ -59,7 +59,13 @@ _MODEL_TABLES = {
     "grouped_efficiency": GEMM_DTYPES,
     "accumulation_efficiency": GEMM_DTYPES,
     "best_shape_efficiency": GEMM_DTYPES,
+    # a whole step's links, by scope: NVLink / xGMI within a scale-up domain, the
+    # network between domains
+    "link_bw": S.LINK_SCOPES,
+    "link_efficiency": S.LINK_SCOPES,
 }
+# the link fields, given all together or not at all (a step over one GPU needs none)
+LINK_FIELDS = ("link_bw", "link_efficiency", "scale_up_gpus")
 
 
 class HardwareError(InputError):
@@ -125,6 +131,15 @@ def _mapping(values: Any, field: str) -> Mapping[str, sympy.Rational]:
     return MappingProxyType(out)
 
 
+def _whole(value: Any, field: str) -> int:
+    """A whole number (an int, or a float or Rational without a fraction) as an int."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, sympy.Rational)) or (
+            isinstance(value, float) and not value.is_integer()) or (
+            isinstance(value, sympy.Rational) and not value.is_integer):
+        raise _FieldProblem(field, f"expected a whole number, got {show(value)}")
+    return int(value)
+
+
 def _strings(values: Any, field: str) -> tuple[str, ...]:
     """A list of strings as a tuple; a bare string is refused (not split into letters)."""
     if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
@@ -178,6 +193,12 @@ class Hardware:
     # dtype (a shape search's maximum over the dense peak), the tensor-core
     # generation (which implementation profiles apply), fitted or carried over
     best_shape_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
+    # the links a whole step talks over, by scope (``scale_up``, ``scale_out``): per
+    # GPU and direction in bytes/s, the fraction of it a collective's bus bandwidth
+    # reaches, and the GPUs of one scale-up domain; empty / None: not known
+    link_bw: Mapping[str, sympy.Rational] = field(default_factory=dict)
+    link_efficiency: Mapping[str, sympy.Rational] = field(default_factory=dict)
+    scale_up_gpus: int | None = None
     generation: str | None = None
     calibration: Fitted | Carried | None = None
     aliases: tuple[str, ...] = ()
@@ -200,6 +221,8 @@ class Hardware:
                          "memory_bytes", "l2_bytes"):
                 value = getattr(self, name)
                 set_(name, None if value is None else _exact(value, name))
+            if self.scale_up_gpus is not None:
+                set_("scale_up_gpus", _whole(self.scale_up_gpus, "scale_up_gpus"))
             set_("aliases", _strings(self.aliases, "aliases"))
             if self.block_scaling is not None:
                 set_("block_scaling", _strings(self.block_scaling, "block_scaling"))
@@ -249,6 +272,7 @@ class Hardware:
             elif dtype not in self.peak_flops:
                 yield f"gemm_efficiency.{dtype}", f"there is no {dtype} peak to apply it to"
         yield from self._model_problems()
+        yield from self._link_problems()
         for name, value in _numbers(self):  # every number within its kind's range
             problem = range_problem(value, field_kind(name))
             if problem:
@@ -266,12 +290,31 @@ class Hardware:
                 elif table == "best_shape_efficiency" and key not in self.peak_flops:
                     yield name, f"there is no {key} peak to apply it to"
 
+    def _link_problems(self) -> Iterator[tuple[str, str]]:
+        """The links: all three fields or none, each table with every scope."""
+        given = [f for f in LINK_FIELDS if _given(getattr(self, f))]
+        if not given:
+            return
+        for name in LINK_FIELDS:
+            if name not in given:
+                yield name, (f"required with {', '.join(given)}: a GPU's links are "
+                             f"{', '.join(LINK_FIELDS)} together")
+            elif name != "scale_up_gpus":
+                for scope in S.LINK_SCOPES:
+                    if scope not in getattr(self, name):
+                        yield f"{name}.{scope}", "required: a link table gives every scope"
+
+    @property
+    def has_links(self) -> bool:
+        """Whether the entry gives its links (a step over several GPUs needs them)."""
+        return self.scale_up_gpus is not None
+
     # -- identity -----------------------------------------------------------
     def _key(self) -> tuple[str, str, tuple[tuple[sympy.Symbol, sympy.Rational], ...],
-                            tuple[str, ...] | None]:
+                            tuple[str, ...] | None, int | None]:
         scaling = None if self.block_scaling is None else tuple(sorted(set(self.block_scaling)))
         return (self.dataset, self.name, tuple(sorted(self.stated.items(), key=str)),
-                scaling)
+                scaling, self.scale_up_gpus)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Hardware) and self._key() == other._key()
@@ -318,6 +361,10 @@ class Hardware:
             out[S.grouped_efficiency(dtype)] = value
         for dtype, value in self.accumulation_efficiency.items():
             out[S.accumulation_efficiency(dtype)] = value
+        for scope, value in self.link_bw.items():
+            out[S.link_bandwidth(scope)] = value
+        for scope, value in self.link_efficiency.items():
+            out[S.link_efficiency(scope)] = value
         return out
 
     def defaulted(self) -> dict[sympy.Symbol, sympy.Rational]:
@@ -538,6 +585,13 @@ class Hardware:
             if table:
                 row(label, ", ".join(f"{k} {float(v) * scale:.3g}{unit}"
                                      for k, v in table.items()), name)
+        if self.has_links:
+            row("link bandwidth", ", ".join(f"{k} {float(v) / 1e9:g} GB/s"
+                                            for k, v in self.link_bw.items()), "link_bw")
+            row("link efficiency", ", ".join(f"{k} {float(v):g}"
+                                             for k, v in self.link_efficiency.items()),
+                "link_efficiency")
+            row("scale-up domain", f"{self.scale_up_gpus} GPUs", "scale_up_gpus")
         lines.extend(f"  note: {n}" for n in self.notes)
         return escape("\n".join(lines))
 
@@ -572,6 +626,12 @@ def _numbers(hw: Hardware) -> Iterator[tuple[str, sympy.Rational]]:
                         if isinstance(v, sympy.Rational))
         elif isinstance(value, sympy.Rational):
             yield f.name, value
+        elif isinstance(value, int) and not isinstance(value, bool):  # a count of GPUs
+            yield f.name, sympy.Integer(value)
+
+
+def _given(value: Any) -> bool:
+    return value is not None and not (isinstance(value, Mapping) and not value)
 
 
 def _opt(value: sympy.Rational | None, scale: float = 1.0, unit: str = "") -> str:
@@ -591,6 +651,8 @@ _FIELD_OF = {
     **{f"kappa_{f}": f"scaling_efficiency.{f}" for f in S.SCALING_FAMILIES},
     **{f"kappa_grouped_{d}": f"grouped_efficiency.{d}" for d in GEMM_DTYPES},
     **{f"kappa_accum_{d}": f"accumulation_efficiency.{d}" for d in GEMM_DTYPES},
+    **{str(S.link_bandwidth(s)): f"link_bw.{s}" for s in S.LINK_SCOPES},
+    **{str(S.link_efficiency(s)): f"link_efficiency.{s}" for s in S.LINK_SCOPES},
 }
 
 # The source a field changed by Hardware.replace cites (unless sources= is given).
@@ -600,4 +662,5 @@ SOURCED = ("peak_flops", "gemm_efficiency", "mem_bw", "mem_efficiency", "launch_
            "host_launch",
            "block_scaling", "memory_bytes", "l2_bytes", "gemm_fixed_s", "kernel_fixed_s",
            "kernel_efficiency", "scaling_efficiency", "grouped_efficiency",
-           "accumulation_efficiency", "best_shape_efficiency")
+           "accumulation_efficiency", "best_shape_efficiency", "link_bw", "link_efficiency",
+           "scale_up_gpus")

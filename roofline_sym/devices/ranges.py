@@ -73,6 +73,8 @@ RANGES: dict[str, Range] = {
     # a whole step's numbers: a link's bandwidth per GPU, a step's fixed time (0: none)
     "link_rate": Range(1e8, 1e13, "B/s", "a link bandwidth"),
     "step_time": Range(1e-6, 10.0, "s", "a step's fixed time", zero=True),
+    # the GPUs of one scale-up domain (an HGX board: 8, an NVL72 rack: 72)
+    "gpus": Range(1, 65536, "GPUs", "a scale-up domain's size"),
 }
 # Hardware fields (as ``Hardware`` names them, a table's entries included) -> kind
 FIELD_KINDS = {
@@ -91,6 +93,9 @@ FIELD_KINDS = {
     "grouped_efficiency": "rate_factor",
     "accumulation_efficiency": "rate_factor",
     "best_shape_efficiency": "fraction",
+    "link_bw": "link_rate",
+    "link_efficiency": "fraction",
+    "scale_up_gpus": "gpus",
 }
 # a field not in FIELD_KINDS: its kind from its name (first match wins)
 _KIND_PATTERNS = (

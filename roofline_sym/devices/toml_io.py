@@ -57,6 +57,9 @@ TOML_FIELDS = {
     "grouped_efficiency": "grouped_efficiency",
     "accumulation_efficiency": "accumulation_efficiency",
     "best_shape_efficiency": "best_shape_efficiency",
+    "link_bw_bytes_per_s": "link_bw",
+    "link_efficiency": "link_efficiency",
+    "scale_up_gpus": "scale_up_gpus",
 }
 # fields without a source: names, notes, the sources themselves, the tensor-core
 # generation and how the entry's size-dependent numbers were calibrated
@@ -131,7 +134,8 @@ def _entry(raw: Any, i: int, keys: Mapping[str, str], name: str,
             raise fail(f"entry {label}, field {show(required)}: required")
     for table in ("peak_flops_per_s", "gemm_efficiency", "gemm_fixed_s", "kernel_fixed_s",
                   "kernel_efficiency", "scaling_efficiency", "grouped_efficiency",
-                  "accumulation_efficiency", "best_shape_efficiency"):
+                  "accumulation_efficiency", "best_shape_efficiency", "link_bw_bytes_per_s",
+                  "link_efficiency"):
         if table in raw and not isinstance(raw[table], dict):
             raise fail(f"entry {label}, field {show(table)}: expected a table such as "
                        f"{{ bf16 = ..., fp8 = ... }}, got {show(raw[table])}")
@@ -234,6 +238,8 @@ def _value(value: Any) -> str:
         return "{ " + ", ".join(f"{k} = {_num(v)}" for k, v in value.items()) + " }"
     if isinstance(value, tuple):
         return "[" + ", ".join(map(_str, value)) + "]"
+    if isinstance(value, int):  # a count stays a TOML integer
+        return str(value)
     return _num(value)
 
 

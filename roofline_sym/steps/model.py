@@ -149,7 +149,8 @@ class Step:
     # -- binding
     def on(self, hw: Hardware | str) -> "Step":
         """Bind a GPU (an entry or a name): its numbers, the library's profile,
-        its step numbers (``data/step.toml``) and its scale-up domain."""
+        its step numbers (``data/step.toml``) and its links and scale-up domain
+        (its hardware record)."""
         if self.hardware is not None:
             assert self.unbound is not None
             return self.unbound.on(hw)
@@ -178,9 +179,10 @@ class Step:
             S.link_efficiency(s) for s in S.LINK_SCOPES}
         if needed & links and not sysinfo.has_links:
             raise StepInputError(
-                f"the links of {entry.name} are not known (roofline_sym/data/step.toml): a "
-                f"step over {self.spec.parallel.gpus} GPUs needs its NVLink / xGMI and network "
-                "bandwidth")
+                f"the links of {entry.name} ({entry.dataset} dataset) are not known: a step "
+                f"over {self.spec.parallel.gpus} GPUs needs its NVLink / xGMI and network "
+                "bandwidth (give link_bw_bytes_per_s, link_efficiency and scale_up_gpus in "
+                "its hardware record)")
         step_values = {s: v for s, v in sysinfo.values.items() if s in needed}
         values = entry.values_for(needed - set(step_values))
         values.update(step_values)

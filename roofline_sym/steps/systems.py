@@ -1,7 +1,7 @@
-"""What a step needs of a GPU beyond its GEMM and memory figures: the attention
-core's efficiency and the overlap of communication (per tensor-core
-generation), and the links it talks over (per GPU), read from
-``data/step.toml`` with a source for each.
+"""What a step needs of a GPU: the attention core's efficiency and the
+overlap of communication per tensor-core generation (``data/step.toml``, a
+source for each), and the links the GPU talks over, from its hardware record
+(``Hardware.link_bw``, ``link_efficiency``, ``scale_up_gpus``).
 
 >>> sys = system("h100")
 >>> sys.scale_up_gpus, float(sys.values[S.link_bandwidth("scale_up")])
@@ -25,7 +25,7 @@ from ..devices.toml_io import tomllib
 from ..errors import InputError
 from ..validate import show
 
-__all__ = ["System", "system", "GENERATION_FIELDS", "LINK_FIELDS"]
+__all__ = ["System", "system", "GENERATION_FIELDS"]
 
 # a generation's numbers: TOML key -> (symbol, smallest, largest)
 GENERATION_FIELDS = {
@@ -33,13 +33,6 @@ GENERATION_FIELDS = {
     "attention_backward": (S.attention_efficiency("backward"), 0.05, 1.0),
     "overlap": (S.overlap_fraction(), 0.0, 1.0),
     "step_fixed_s": (S.step_fixed_time(), 0.0, 10.0),
-}
-# a GPU's links: TOML key -> (symbol, smallest, largest); bandwidths in bytes/s
-LINK_FIELDS = {
-    "scale_up_bytes_per_s": (S.link_bandwidth("scale_up"), 1e9, 1e13),
-    "scale_out_bytes_per_s": (S.link_bandwidth("scale_out"), 1e8, 1e12),
-    "scale_up_efficiency": (S.link_efficiency("scale_up"), 0.05, 1.0),
-    "scale_out_efficiency": (S.link_efficiency("scale_out"), 0.05, 1.0),
 }
 
 
@@ -88,19 +81,17 @@ def _generation(name: str) -> tuple[dict[sympy.Symbol, sympy.Rational], str]:
 def system(gpu: Hardware | str) -> System:
     """The step numbers of ``gpu`` (an entry or a name of the default dataset).
 
-    A GPU whose links the data do not give has none (``has_links`` False):
-    a step over several GPUs on it is an error naming it.
+    A GPU whose record does not give its links has none (``has_links``
+    False): a step over several GPUs on it is an error naming it.
     """
     hw = gpu if isinstance(gpu, Hardware) else hardware(gpu)
     generation = implementations.generation(hw) or "default"
     values, gen_source = _generation(generation)
     sources = {"generation": gen_source}
-    table = _data()["gpu"].get(hw.name)
-    scale_up: int | None = None
-    if table is not None:
-        where = f'gpu."{hw.name}"'
-        values.update({sym: _number(table, key, where, lo, hi)
-                       for key, (sym, lo, hi) in LINK_FIELDS.items()})
-        scale_up = int(_number(table, "scale_up_gpus", where, 1, 1 << 16))
-        sources["links"] = str(table.get("source", ""))
-    return System(hw.name, generation, values, scale_up, sources)
+    if hw.has_links:
+        links = {S.link_bandwidth(s) for s in S.LINK_SCOPES} | {
+            S.link_efficiency(s) for s in S.LINK_SCOPES}
+        values.update({s: v for s, v in hw.stated.items() if s in links})
+        sources["links"] = "; ".join(hw.sources.get(f, "") for f in (
+            "link_bw", "link_efficiency", "scale_up_gpus"))
+    return System(hw.name, generation, values, hw.scale_up_gpus, sources)
