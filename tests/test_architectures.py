@@ -213,7 +213,8 @@ def test_mpt_parameters_equal_llm_foundry_published_counts(d, layers, heads, seq
     ({"n_heads": 5}, "key n_heads: 5 does not divide d_model = 256"),
     ({"expansion_ratio": "4"}, "key expansion_ratio: expected a number in \\(0, 64\\], got '4'"),
     ({"expansion_ratio": 1e9}, "key expansion_ratio: expected a number"),
-    ({"max_seq_len": 2 ** 30, "learned_pos_emb": True}, "key max_seq_len: .* is outside"),
+    ({"max_seq_len": 2 ** 30, "learned_pos_emb": True, "attn_config": {}},
+     "key max_seq_len: .* is outside"),
     ({"no_bias": "yes"}, "key no_bias: expected true or false"),
     ({"norm_type": "layer_norm"}, "key norm_type: unknown norm_type 'layer_norm' \\(did you"),
     ({"attn_config": [1]}, "key attn_config: expected an object of keys"),
@@ -244,6 +245,9 @@ def test_mpt_variants():
                         "no_bias": False}).norm_bias is False
     assert from_config({"model_type": "mpt", **MPT_HUB, "expansion_ratio": 2.5}
                        ).intermediate == 640
+    # ALiBi turns llm-foundry's learned position table off, as its MPTConfig does
+    assert from_config({"model_type": "mpt", **MPT_HUB, "learned_pos_emb": True}
+                       ).learned_positions == 0
     with pytest.raises(ArchitectureError, match="learned_positions = -1 is outside 0"):
         Architecture("x", 256, 2, 4, 4, 64, "gelu", 512, 1000, False, learned_positions=-1)
 

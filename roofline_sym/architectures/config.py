@@ -233,11 +233,12 @@ def _mpt_kv_heads(attn: _Config, heads: int) -> int:
 def _mpt_positions(c: _Config, attn: _Config) -> dict[str, Any]:
     """Rotary (``attn_config.rope``), ALiBi (``attn_config.alibi``) and a
     learned table of ``max_seq_len`` rows (``learned_pos_emb``, llm-foundry's
-    default) as the architecture's ``rotary`` and ``learned_positions``."""
+    default unless ALiBi) as the architecture's ``rotary`` and ``learned_positions``."""
     rope, alibi = attn.flag("rope", "rotary", False), attn.flag("alibi", "alibi", False)
     if rope and alibi:
         raise attn.fail("alibi", "rotary embeddings and ALiBi together are not an MPT")
-    learned = c.flag("learned_pos_emb", "learned_positions", True)
+    # llm-foundry turns the learned table off when ALiBi is on
+    learned = c.flag("learned_pos_emb", "learned_positions", True) and not alibi
     rows = c.size("max_seq_len", "positions", "learned_positions") if learned else 0
     return {"rotary": rope, "learned_positions": rows}
 
