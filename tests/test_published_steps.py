@@ -109,6 +109,12 @@ def _architecture_reader():
     return architecture
 
 
+# the size keys of a config: hidden, layers, heads, then the rest; MPT names its own
+_SIZE_KEYS = {"": ("hidden_size", "num_hidden_layers", "num_attention_heads",
+                   "intermediate_size", "vocab_size"),
+              "mpt": ("d_model", "n_layers", "n_heads", "expansion_ratio", "vocab_size")}
+
+
 def test_models_resolve():
     architecture = _architecture_reader()
     for line, r in enumerate(_rows(), start=2):
@@ -117,10 +123,11 @@ def test_models_resolve():
             path = PUBLISHED / model
             config = json.loads(path.read_text(encoding="utf-8"))
             assert isinstance(config, dict) and isinstance(config.get("model_type"), str), line
-            for key in ("hidden_size", "num_hidden_layers", "num_attention_heads",
-                        "intermediate_size", "vocab_size"):
+            keys = _SIZE_KEYS.get(config["model_type"], _SIZE_KEYS[""])
+            hidden, heads = keys[0], keys[2]
+            for key in keys:
                 assert isinstance(config[key], int) and config[key] > 0, (model, key)
-            assert config["hidden_size"] % config["num_attention_heads"] == 0, model
+            assert config[hidden] % config[heads] == 0, model
             target = str(path)
         else:
             assert model in AGREED_BUILTINS, (line, model)
