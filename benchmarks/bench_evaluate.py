@@ -50,6 +50,7 @@ from numpy import add, divide, maximum, multiply
 import roofline_sym as rs
 from roofline_sym.evaluation.runtime import CHUNK, release_scratch
 from roofline_sym.numeric.sweep_table import model_grid, sweep
+from roofline_sym.progress import with_progress
 
 # torchao 0.18, "NVIDIA H100" (cost-models.md 2.1): dense peaks, one GEMM
 # efficiency for every dtype, Meta's 2.4 TB/s, 0.92 of it, a 2 us launch floor
@@ -164,7 +165,8 @@ def side_by_side(fns: dict, repeat: int, clock=time.process_time) -> dict[str, l
     processes on a shared machine disturb less than the wall clock."""
     times = {name: [] for name in fns}
     order = list(fns)
-    for r in range(repeat):
+    # a bar on a terminal (stderr) while the runs go on; nothing in a pipe or a file
+    for r in with_progress(range(repeat), ", ".join(fns), unit="round"):
         for name in order[r % len(order):] + order[:r % len(order)]:
             gc.collect()
             t0 = clock()

@@ -70,7 +70,7 @@ def main() -> int:
         outputs: dict[str, set[bytes]] = {"roofline-sym, first": set(),
                                           "roofline-sym, second": set()}
         names = list(COMMANDS)
-        for r in range(args.repeat):
+        for r in _progress(range(args.repeat), "startup runs"):
             for name in names[r % len(names):] + names[:r % len(names)]:
                 cold = os.path.join(scratch, f"cold-{r}")  # empty: a first run
                 env["XDG_CACHE_HOME"] = cold if name == "roofline-sym, first" else warm
@@ -116,13 +116,21 @@ STEPS = [
 ]
 
 
+def _progress(items: Any, desc: str) -> Any:
+    """``items`` with a bar on a terminal (roofline_sym.progress), imported
+    here: a child process that times the imports must not have it loaded."""
+    from roofline_sym.progress import with_progress
+
+    return with_progress(items, desc, unit="round")
+
+
 def _terms(n: int) -> int:
     """The main job's time term by term: medians over ``n`` fresh processes."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     rows: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="bench_startup-") as scratch:
         subprocess.run(COMMANDS["import sympy, numpy"], env=env, check=True)
-        for r in range(n + 1):  # the first run writes bytecode, untimed
+        for r in _progress(range(n + 1), "main job, term by term"):  # run 0 writes bytecode, untimed
             env["XDG_CACHE_HOME"] = os.path.join(scratch, f"cold-{r}")
             base = subprocess.run([sys.executable, "-c", "import time, sympy, numpy; "
                                    "print(time.process_time())"],

@@ -20,9 +20,9 @@ PACKAGE = Path(rs.__file__).parent
 LAYERS = [
     ("errors",),  # RooflineError and its kinds: every module may raise them
     ("families",),  # the scaling families of low-precision GEMMs, as data
-    ("validate", "datafile", "symbols", "renderers", "_version", "exports"),  # foundations:
-    # checks, data files read and written, the symbol factory, LaTeX writers, the
-    # version, a package's names loaded on first use
+    ("validate", "datafile", "symbols", "renderers", "_version", "exports", "progress"),
+    # foundations: checks, data files read and written, the symbol factory, LaTeX
+    # writers, the version, a package's names loaded on first use, progress bars
     ("devices",),   # hardware entries, datasets, TOML files, sources
     ("architectures",),  # transformers as data: built-ins, Hugging Face configs
     ("evaluation",),  # expressions to numbers: code generation, runtime, kernel cache, dask

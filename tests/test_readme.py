@@ -113,9 +113,12 @@ def test_your_own_gpu_next_to_a_built_in_one_gives_the_same_totals(tmp_path, mon
 
 def test_the_set_up_commands_name_what_exists():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    install, test = _indented("python3 -m venv")
+    install, torch, test = _indented("python3 -m venv")
     assert project["scripts"]["roofline-sym"] == "roofline_sym.cli:main"
     assert install.endswith("pip install . && roofline-sym")
+    # torch's CPU build: the version constraints.txt pins, a command to paste
+    pin = re.search(r"^torch==(\S+)$", (ROOT / "constraints.txt").read_text(), re.M)[1]
+    assert torch.endswith(f"pip install torch=={pin}")
     # the test command: its extra exists, its constraint file pins torch, its
     # pytest options need the test extra's plugins, and CI runs it verbatim
     extra = re.search(r'"\.\[(\w+)\]"', test)[1]
@@ -124,6 +127,22 @@ def test_the_set_up_commands_name_what_exists():
     if "-n " in test:
         assert any(d.startswith("pytest-xdist") for d in project["optional-dependencies"][extra])
     assert test in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_docs_and_notebook_commands_name_what_exists():
+    # each names an extra that brings what it runs, and CI runs the same tool
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    ci = (ROOT / ".ci" / "run").read_text()
+    (docs,) = _indented('pip install ".[docs]"')
+    (notebooks,) = _indented('pip install ".[notebooks]"')
+    assert {"sphinx", "myst-nb", "ipykernel", "ipython", "torch", "torchao"} <= {
+        re.split(r"[<>=\[;]", d)[0] for d in extras["docs"]}
+    assert "nbconvert" in {re.split(r"[<>=\[;]", d)[0] for d in extras["notebooks"]}
+    build = docs.split(" && ")[1]
+    assert build.startswith("python -m sphinx -W") and build in ci
+    assert "jupyter nbconvert --to notebook --execute" in notebooks
+    assert "jupyter nbconvert --to notebook --execute" in ci and '".[notebooks]"' in ci
 
 
 def test_the_readmes_counts_are_the_librarys():

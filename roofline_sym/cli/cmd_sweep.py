@@ -12,6 +12,7 @@ import numpy as np
 
 from ..numeric.shapes import list_shape_sets
 from ..numeric.sweep_table import Table, sweep_chunks, sweep_totals, write_sweep
+from ..progress import Progress
 from ..validate import show
 from . import common
 from .common import UserError
@@ -22,8 +23,6 @@ EXAMPLES = ("  roofline-sym sweep --gpu h100 --shapes pow2 --csv > pow2.csv\n"
             "  roofline-sym sweep --gpu h100 --gpu b200 --recipe tensorwise "
             "--shapes llama3-70b -M 16384 --total\n"
             "  roofline-sym sweep --gpu h200 --shapes my_shapes.csv --json -o out.json")
-# rows from which progress is reported on stderr
-_PROGRESS_ROWS = 100_000
 
 
 def arguments(p: argparse.ArgumentParser) -> None:
@@ -38,13 +37,6 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write CSV/JSON to FILE")
     p.add_argument("--max-rows", type=common.count, help="rows shown as text (default 60)")
     common.output_options(p)
-
-
-def _progress(done: int, total_rows: int) -> None:
-    # the stream itself: the CLI escapes control characters, this line's \r is its own
-    stream = getattr(sys.stderr, "unescaped", sys.stderr)
-    print(f"\rsweep: {done}/{total_rows} rows ({100 * done / total_rows:.0f}%)",
-          end="" if stream.isatty() else "\n", file=stream)
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -72,19 +64,17 @@ def run(args: argparse.Namespace) -> int:
     shapes = common.shapes(args.shapes, args.M)
     models = common.models(args)
     rows = len(models) * len(shapes)
-    report = rows >= _PROGRESS_ROWS and (args.total or args.csv or args.json)
-    progress = _progress if report else None
     max_rows = 60 if args.max_rows is None else args.max_rows
-    # rows stream from the sweep to the writer: memory stays bounded however many
-    if args.total:
-        table = sweep_totals(models, shapes, progress=progress)
-    elif args.csv or args.json:
-        write_sweep(models, shapes, args.output or sys.stdout, "csv" if args.csv else "json",
-                    progress=progress)
-    else:  # text shows the first rows only: compute only those
-        table = _head(sweep_chunks(models, shapes, rows=max(max_rows, 1)), max_rows)
-    if report and sys.stderr.isatty():
-        print(file=sys.stderr)
+    # rows stream from the sweep to the writer: memory stays bounded however many;
+    # a bar on a terminal for a sweep that takes a while, nothing elsewhere
+    with Progress(rows, "sweep", unit="row") as bar:
+        if args.total:
+            table = sweep_totals(models, shapes, progress=bar)
+        elif args.csv or args.json:
+            write_sweep(models, shapes, args.output or sys.stdout,
+                        "csv" if args.csv else "json", progress=bar)
+        else:  # text shows the first rows only: compute only those
+            table = _head(sweep_chunks(models, shapes, rows=max(max_rows, 1)), max_rows)
     if args.total and args.csv:
         table.to_csv(args.output or sys.stdout)
     elif args.total and args.json:

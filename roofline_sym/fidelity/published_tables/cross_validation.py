@@ -24,6 +24,7 @@ from ...devices import Hardware
 from ...devices import implementations as impls
 from ...errors import InputError
 from ...numeric.table import Table
+from ...progress import with_progress
 from . import gpu_fits
 from .gemm_kernels import GemmRows, gemm_rows
 from .joint_fit import PROFILE_NUMBERS, SpeedupFit, errors, predict_rows
@@ -158,7 +159,7 @@ def leave_one_source_out(table: SpeedupTable | None = None, kernels: GemmRows | 
             raise InputError(f"no scored rows for source(s) {sorted(unknown)}")
         wanted = [s for s in wanted if s in chosen]
     parts: list[tuple[SpeedupTable, np.ndarray, bool, list[RowClass]]] = []
-    for source in wanted:
+    for source in with_progress(wanted, "cross-validation", unit="source"):
         rows = scored.select(scored.source_id == source)
         specs = fits_reading(source, full, kernels)
         if not specs:

@@ -33,6 +33,7 @@ from ...devices import implementations as impls
 from ...devices.hardware_entry import fixed_time_prior
 from ...errors import InputError
 from ...families import BLOCK_SCALED
+from ...progress import with_progress
 from .gemm_kernels import GemmRows, gemm_rows
 from .joint_fit import FIXED_LIMIT, RATE_LIMIT, SpeedupFit, fit_speedups
 from .speedup_table import SpeedupTable, published
@@ -525,7 +526,8 @@ def write_dataset(path: str | os.PathLike[str],
             target.write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
     specs = _records(data)[0]
     entries = {hw.name: hw for hw in load_hardware(data).entries}
-    fits = {g: fit_gpu(s, base=entries[g]) for g, s in specs.items()}
+    fits = {g: fit_gpu(s, base=entries[g])
+            for g, s in with_progress(specs.items(), "refits", unit="GPU")}
     text = edit_entries(data.read_text(encoding="utf-8"), dataset_fields(fits, str(data)),
                         str(data))
     written = load_hardware(write_hardware(text, data))

@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...output import plot as figures
+from ...progress import with_progress
 from . import gpu_fits
 from .cross_validation import fit_predictions
 from .gemm_kernels import GemmRows, gemm_rows
@@ -222,7 +223,7 @@ def heldout_predictions(splits: Sequence[Split] = SPLITS, table: SpeedupTable | 
     scores these)."""
     out = []
     kernels = gemm_rows()
-    for split in splits:
+    for split in with_progress(splits, "held-out refits", unit="split"):
         rows, held = heldout_rows(split, table)
         test = rows.select(held)
         kept = kernels.select(~heldout_kernels(test, kernels))
