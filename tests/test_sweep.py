@@ -18,8 +18,26 @@ from roofline_sym.model.layer import OUTPUTS
 from roofline_sym.numeric.shapes import ShapeSet, grid, shape_set
 from roofline_sym.numeric.sweep_table import (COLUMNS, model_grid, sweep, sweep_chunks, sweep_totals,
                                         write_sweep)
-from roofline_sym.numeric.table import Table, export_rows
-from roofline_sym.numeric.writers import header, write_csv, write_json
+from roofline_sym.numeric.table import Table
+from roofline_sym.numeric.writers import UNITS, header, write_csv, write_json
+
+
+def export_rows(rows):
+    """The oracle of the writers, row by row in plain Python: keys with units,
+    whole-number float columns (not times) as int, NaN and infinities as None."""
+    def whole_number(v):  # NaN aside
+        return v != v or (math.isfinite(v) and v == int(v) and abs(v) < 2 ** 53)
+
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    whole = {k for k in keys if k not in UNITS and all(
+        isinstance(r.get(k), float) and whole_number(r[k]) for r in rows)}
+
+    def value(k, v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        return int(v) if k in whole else v
+
+    return [{header(k): value(k, v) for k, v in r.items()} for r in rows]
 
 
 @lru_cache(maxsize=None)

@@ -75,3 +75,51 @@ def test_netcdf_round_trip(tmp_path):
     ds.close()
     with pytest.raises(RooflineError, match="binary"):
         t.write(format="netcdf")
+
+
+# -- a command's rows: a Table, written by the same writers --------------------------
+def test_rows_become_typed_columns():
+    t = Table.from_rows([{"gpu": "h100", "n": 3, "x": 1.5, "ok": True, "steps": [1.0, 2.0]},
+                         {"gpu": "b200", "n": 4, "x": None, "ok": False, "steps": []},
+                         {"gpu": "x", "n": 5, "x": float("inf"), "ok": True}])
+    assert [t[c].dtype.kind for c in t.columns] == ["O", "i", "f", "b", "O"]
+    assert np.isnan(t["x"][1:]).all()  # None and infinity: no value
+    assert t["steps"][0] == [1.0, 2.0] and t["steps"][2] is None  # a list stays one cell
+    # CSV stays flat: a list's items joined by ';'; JSON keeps it a list; a
+    # float column whose every value is whole is written as integers
+    assert t.to_csv().splitlines()[1:] == ["h100,3,1.5,True,1.0;2.0", "b200,4,,False,",
+                                           "x,5,,True,"]
+    assert t.to_json().startswith('[{"gpu": "h100", "n": 3, "x": 1.5, "ok": true, '
+                                  '"steps": [1.0, 2.0]}')
+
+
+def test_nested_cells_in_json_have_no_nan():
+    import json
+
+    t = Table.from_rows([{"faster": [[0.0, 12.5], [12.5, float("inf")]], "at": {"M": np.nan}}])
+    (row,) = json.loads(t.to_json())  # strict JSON: no NaN or Infinity
+    assert row == {"faster": [[0.0, 12.5], [12.5, None]], "at": {"M": None}}
+
+
+def test_the_command_line_has_one_export_path():
+    # no command writes JSON or CSV itself: each hands a Table to common.emit
+    from pathlib import Path
+
+    import roofline_sym.cli as cli
+
+    for path in Path(cli.__file__).parent.glob("*.py"):
+        text = path.read_text("utf-8")
+        assert "json.dump" not in text and "CsvWriter" not in text, path.name
+        if "common.emit(" in text:
+            assert "Table" in text, path.name
+
+
+def test_a_command_writes_what_its_table_writes(capsys):
+    from roofline_sym.cli import main
+    from roofline_sym.devices import dataset
+
+    assert main(["hardware", "--csv"]) == 0
+    rows = [h.as_row() for h in dataset("default")]
+    assert capsys.readouterr().out == Table.from_rows(rows).to_csv()
+    assert main(["hardware", "--json"]) == 0
+    assert capsys.readouterr().out == Table.from_rows(rows).to_json() + "\n"

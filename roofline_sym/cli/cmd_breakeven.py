@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..model.presets import describe_models
+from ..numeric.table import Table
 from ..output.breakeven_tables import as_numeric
 from ..solve import breakeven
 from ..validate import unknown_name
@@ -84,5 +85,5 @@ def run(args: argparse.Namespace) -> int:
                       "side there without equal times")
         print("regime: C compute-, M memory-, L launch-bound terms of the low-precision side")
 
-    common.emit(rows, args, text)
+    common.emit(Table.from_rows(rows, keys=("gpu", "recipe")), args, text)
     return 0

@@ -33,13 +33,12 @@ def run(args: argparse.Namespace) -> int:
         for i, (M, K, N) in enumerate(shapes):
             rows.append({"gpu": common.gpu_name(m), "recipe": m.recipe.name, "M": M, "K": K,
                          "N": N, **{k: float(out[k][i]) for k in OUTPUTS}})
+    table = Table.from_rows(rows, keys=("gpu", "recipe", "M", "K", "N"))
 
     def text() -> None:  # times in seconds, as every command and export gives them
         print(f"{args.mode}; {describe_models(models)}")
-        columns = ("gpu", "recipe", "M", "K", "N", "baseline_time", "lowp_time", "speedup")
-        table = Table({c: np.array([r[c] for r in rows], dtype=object if c in ("gpu", "recipe")
-                                   else float) for c in columns})
-        print(table.format(max_rows=len(rows)))
+        print(table.format(("gpu", "recipe", "M", "K", "N", "baseline_time", "lowp_time",
+                            "speedup"), max_rows=len(table)))
 
-    common.emit(rows, args, text)
+    common.emit(table, args, text)
     return 0

@@ -72,13 +72,14 @@ def run(args: argparse.Namespace) -> int:
                    keys=("name", "M", "K", "N", "groups"))
     kept = {part for n, d in zip(names, decided) if d for part in n.split(" + ")}
     total = res.model_total(convert=kept)
-    if args.csv or args.json:
-        common.emit(layers.rows, args, lambda: None)
-        return 0
-    print(f"{model.mode}; {model.recipe.name} on {common.gpu_name(model)}; {res.caption}")
-    print(layers.format(max_rows=len(layers)))
-    print()
-    print("total of the linear layers (not attention, norms or communication): speedup with "
-          "the layers marked convert in low precision; speedup_all with every one")
-    print(total.format(["count", "converted", "speedup", "speedup_all"]))
+
+    def text() -> None:
+        print(f"{model.mode}; {model.recipe.name} on {common.gpu_name(model)}; {res.caption}")
+        print(layers.format(max_rows=len(layers)))
+        print()
+        print("total of the linear layers (not attention, norms or communication): speedup "
+              "with the layers marked convert in low precision; speedup_all with every one")
+        print(total.format(["count", "converted", "speedup", "speedup_all"]))
+
+    common.emit(layers, args, text)
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..devices.catalog import entry_toml
+from ..numeric.table import Table
 from . import common
 from .common import UserError
 
@@ -34,5 +35,6 @@ def run(args: argparse.Namespace) -> int:
     if args.name and not (args.json or args.csv):
         print(entries[0].describe())
         return 0
-    common.emit([h.as_row() for h in entries], args, lambda: print(ds.describe()))
+    common.emit(Table.from_rows([h.as_row() for h in entries], keys=("name",)), args,
+                lambda: print(ds.describe()))
     return 0

@@ -8,6 +8,7 @@ import argparse
 from ..model.presets import PRESETS, options
 from ..model.recipes import MODES, list_recipes, recipe
 from ..model.torchao_calls import TORCHAO_CALLS, WHY_NOT, origin
+from ..numeric.table import Table
 from . import common
 
 NAME = "recipes"
@@ -42,5 +43,5 @@ def run(args: argparse.Namespace) -> int:
             call = TORCHAO_CALLS.get(args.mode, {}).get(r["recipe"])
             print(f"{'':<{width}}{'torchao: ' + call if call else r['torchao']}")
 
-    common.emit(rows, args, text)
+    common.emit(Table.from_rows(rows, keys=("recipe",)), args, text)
     return 0

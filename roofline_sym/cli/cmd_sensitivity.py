@@ -7,6 +7,7 @@ import argparse
 
 from ..model.elasticity import sensitivity
 from ..model.presets import describe_models
+from ..numeric.table import Table
 from . import common
 
 NAME = "sensitivity"
@@ -47,5 +48,5 @@ def run(args: argparse.Namespace) -> int:
             for name, value in values:
                 print(f"  {name:<22}{value:>+9.3f}")
 
-    common.emit(rows, args, text)
+    common.emit(Table.from_rows(rows, keys=("gpu", "recipe", "symbol")), args, text)
     return 0

@@ -10,14 +10,15 @@ problem names its option.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from typing import Any
 
 from ..fidelity.published_tables.step_prediction import (predict_rows, read_step_residuals,
                                                          step_band, step_of)
 from ..fidelity.published_tables.step_table import AC, DEGREES, MODES, StepRow, read_steps
+from ..numeric.table import Table
 from ..steps.model import GROUP_NAMES
+from . import common
 from .usage import UserError
 
 NAME = "step"
@@ -159,8 +160,14 @@ def run(args: argparse.Namespace) -> int:
     r = _results(row, args.interval)
     if args.plot:
         _plot(r, args.plot)
-    if args.json:
-        print(json.dumps(r, indent=2))
-    else:
-        _text(r, row)
+    common.emit(_table(r), args, lambda: _text(r, row))
     return 0
+
+
+def _table(r: dict[str, Any]) -> Table:
+    """The step's results as one row, each side's share of each group a column
+    (``baseline_linear_share``)."""
+    flat = {k: v for k, v in r.items() if k != "shares"}
+    flat.update({f"{side}_{g}_share": v for side, shares in r["shares"].items()
+                 for g, v in shares.items()})
+    return Table.from_rows([flat], keys=("model", "gpu", "recipe"))

@@ -13,14 +13,10 @@ roofline_sym.cli.usage.UserError: --shape '1,2,x': not numbers; write e.g. --sha
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
-from ..datafile import CsvWriter
 from ..devices import DATASETS, Dataset, Hardware, UnknownHardwareError, dataset, load_hardware
 from ..errors import InputError
 from ..interop.hf import shape_set
@@ -30,7 +26,7 @@ from ..model.recipes import MODES, SEED_SCALINGS, list_recipes
 from ..model.workloads import list_workloads
 from ..numeric.shapes import ShapeSet
 from ..numeric.sweep_table import model_grid
-from ..numeric.table import export_rows
+from ..numeric.table import Table
 from ..validate import SHAPE_MAX, parse_number, show
 from .usage import DEFAULT_GPU, Parser, UserError
 
@@ -234,37 +230,16 @@ def gpu_name(model: Linear) -> str:
 
 
 # -- output --------------------------------------------------------------------------
-def emit(rows: list[dict[str, Any]], args: argparse.Namespace, text: Callable[[], None]) -> None:
-    """Rows as JSON (NaN as null), CSV (lists joined by ';') or text; exported
-    names carry units and whole-number columns are integers (``export_rows``)."""
-    if getattr(args, "json", False) or getattr(args, "csv", False):
-        rows = export_rows(rows)
-    if getattr(args, "json", False):
-        print(json.dumps(_finite(rows), indent=2, default=_jsonable, allow_nan=False))
-    elif getattr(args, "csv", False):
-        writer = CsvWriter(sys.stdout, list(rows[0]) if rows else [])
-        for row in rows:
-            writer.write({k: ";".join(map(str, v)) if isinstance(v, (list, tuple)) else
-                          _finite(v)  # NaN / inf: an empty cell
-                          for k, v in row.items()})
-    else:
+def emit(table: Table, args: argparse.Namespace, text: Callable[[], None]) -> None:
+    """A command's result: ``table`` through the one writer of its format
+    (``numeric.writers``: ``--json`` a list of row objects, NaN as null;
+    ``--csv`` flat, lists joined by ';'; names with units, whole-number
+    columns as integers), else ``text()``."""
+    fmt = ("json" if getattr(args, "json", False) else
+           "csv" if getattr(args, "csv", False) else None)
+    if fmt is None:
         text()
-
-
-def _finite(value: Any) -> Any:
-    """NaN and infinities as None, recursively (JSON has neither)."""
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, (np.floating, np.integer)):
-        return v.item()
-    if isinstance(v, np.bool_):
-        return bool(v)
-    return str(v)
+        return
+    table.write(sys.stdout, fmt)
+    if fmt == "json":  # a text stream ends its last line
+        print()

@@ -31,7 +31,7 @@ from .writers import UNITS, header, write_csv, write_json, writer, writer_for
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["Table", "export_rows"]
+__all__ = ["Table"]
 
 # words a reader may try for a column: the column they mean
 _SYNONYMS = {"layer": "name", "layers": "name", "layer_name": "name", "time": "lowp_time",
@@ -41,26 +41,6 @@ _SHOW = 10
 _SHOW_HTML = 50
 # rows written at a time: an export's text stays small however long the table
 _SLICE = 1 << 16
-
-
-def export_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Rows as exported: keys with units, whole-number float columns (not
-    times) as int, NaN and infinities as None (other values as they are).
-
-    >>> export_rows([{"M": 8192.0, "lowp_time": float("nan")}])
-    [{'M': 8192, 'lowp_time_s': None}]
-    """
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    whole = {k for k in keys if k not in UNITS
-             and all(isinstance(r.get(k), float) for r in rows)
-             and _whole(np.array([r[k] for r in rows], dtype=float))}
-
-    def value(k: str, v: Any) -> Any:
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        return int(v) if k in whole else v
-
-    return [{header(k): value(k, v) for k, v in r.items()} for r in rows]
 
 
 class Table:
@@ -91,6 +71,29 @@ class Table:
         lengths = {len(v) for v in self._data.values()}
         if len(lengths) > 1:
             raise InputError(f"columns have different lengths {sorted(lengths)}")
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Mapping[str, Any]], caption: str = "",
+                  keys: Sequence[str] = ()) -> "Table":
+        """The table of ``rows`` (mappings; a key a row lacks is None there), its
+        columns in the order the keys first appear: numbers as a float column
+        (None, NaN and infinities as NaN: no value), whole numbers alone as an
+        integer one, booleans as a bool one, anything else (text, lists) as
+        objects.  A command's rows become a table this way, so every export
+        goes through the one writer of its format.
+
+        >>> t = Table.from_rows([{"gpu": "h100", "x": 1.5, "steps": []},
+        ...                      {"gpu": "b200", "x": None, "steps": [2.5]}])
+        >>> t.columns, t["x"].dtype.kind, t.rows[1]
+        (['gpu', 'x', 'steps'], 'f', {'gpu': 'b200', 'x': nan, 'steps': [2.5]})
+        >>> print(t.to_csv(), end="")
+        gpu,x,steps
+        h100,1.5,
+        b200,,2.5
+        """
+        names = list(dict.fromkeys(k for r in rows for k in r))
+        return cls({n: _column([r.get(n) for r in rows]) for n in names}, caption,
+                   keys=keys)
 
     @property
     def columns(self) -> list[str]:
@@ -218,6 +221,27 @@ class Table:
                 if len(self) > _SHOW_HTML else "")
         return (f"<table><caption>{esc(self._title())}</caption><thead><tr>{head}</tr></thead>"
                 f"<tbody>{body}</tbody></table>{more}")
+
+
+def _column(values: list[Any]) -> np.ndarray:
+    """One column of ``Table.from_rows``: float, integer, bool or object."""
+    def number(v: Any) -> bool:
+        return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(
+            v, (bool, np.bool_))
+
+    if values and all(isinstance(v, (bool, np.bool_)) for v in values):
+        return np.array(values, dtype=bool)
+    if values and all(isinstance(v, (int, np.integer)) and number(v)
+                      and -(2 ** 63) <= int(v) < 2 ** 63 for v in values):
+        return np.array(values, dtype=np.int64)
+    if any(v is not None for v in values) and all(v is None or number(v) for v in values):
+        column = np.array([math.nan if v is None else float(v) for v in values])
+        column[~np.isfinite(column)] = math.nan
+        return column
+    out = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):  # one by one: a list stays one cell
+        out[i] = v
+    return out
 
 
 def _whole(arr: np.ndarray) -> bool:

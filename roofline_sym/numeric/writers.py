@@ -1,7 +1,7 @@
 """One writer per format, registered in one place: CSV, JSON, Markdown, LaTeX, netCDF.
 
 Every table the library writes (``Table.write``, ``to_csv``, ``to_json``, a
-sweep streamed to a file) goes through the writer ``WRITERS`` holds for its
+sweep streamed to a file, a command's ``--csv`` / ``--json``) goes through the writer ``WRITERS`` holds for its
 format, found by name or by a file's suffix (``writer_for``), in the spirit
 of xarray's backends: a new format is one ``register`` call.  A writer takes
 a stream of tables (a sweep's chunks: ``columns``, ``t[column]``, ``len``),
@@ -26,7 +26,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Collection, Iterable, Protocol, TextIO
+from typing import Any, Callable, Collection, Iterable, Mapping, Protocol, TextIO
 
 import numpy as np
 
@@ -101,6 +101,37 @@ def writer_for(path: str | os.PathLike[str]) -> Writer:
     return found
 
 
+def _csv_text(value: Any) -> str:
+    """A cell as CSV writes it: a list or tuple its items joined by ``;`` (a
+    table stays flat), None empty."""
+    if isinstance(value, (list, tuple)):
+        value = ";".join(map(str, value))
+    return csv_cell(value)
+
+
+def _finite(value: Any) -> Any:
+    """NaN and infinities as None, in nested lists and mappings too (JSON has neither)."""
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """What ``json`` cannot write itself: numpy scalars as Python's, anything else as text."""
+    if isinstance(value, (np.generic,)):
+        return value.item()
+    return str(value)
+
+
+def _json_text(value: Any) -> str:
+    """A cell as JSON: nested lists and mappings as JSON, non-finite numbers ``null``."""
+    return json.dumps(_finite(value), default=_plain, allow_nan=False)
+
+
 @register("csv", (".csv",))
 def write_csv(tables: Iterable[Columns], path_or_file: str | os.PathLike[str] | Any = None,
               whole: Collection[str] = ()) -> str | None:
@@ -126,7 +157,7 @@ def write_csv(tables: Iterable[Columns], path_or_file: str | os.PathLike[str] | 
                 head = table.columns
                 f.write(",".join(csv_cell(header(c)) for c in head) + "\n")
             if len(table):
-                cells = [_cells(table[c], csv_cell, "", c in whole) for c in head]
+                cells = [_cells(table[c], _csv_text, "", c in whole) for c in head]
                 f.write("\n".join(map(",".join, zip(*cells))) + "\n")
     return out.text
 
@@ -153,7 +184,7 @@ def write_json(tables: Iterable[Columns], path_or_file: str | os.PathLike[str] |
             if not len(table):
                 continue
             # each cell with its key, so a row is its cells joined
-            cells = [_cells(table[c], json.dumps, "null", c in whole,
+            cells = [_cells(table[c], _json_text, "null", c in whole,
                             prefix=json.dumps(header(c)) + ": ") for c in table.columns]
             f.write(("{" if first else ", {") + "}, {".join(map(", ".join, zip(*cells))) + "}")
             first = False
@@ -172,7 +203,7 @@ def _text_rows(tables: Iterable[Columns], whole: Collection[str], encode: Any
         if head is None:
             head = table.columns
             numeric = [table[c].dtype.kind in "iuf" for c in head]
-        cells = [_cells(table[c], csv_cell, "", c in whole) for c in head]
+        cells = [_cells(table[c], _csv_text, "", c in whole) for c in head]
         rows += [[encode(v) for v in row] for row in zip(*cells)]
     return [encode(header(c)) for c in head or []], rows, numeric
 
@@ -244,7 +275,7 @@ def _cells(column: np.ndarray, encode: Any, nan: str, whole: bool = False,
         values, inverse = np.unique(column, return_inverse=True)
     items = values.tolist()
     if kind == "f":
-        if encode is not csv_cell and np.isinf(values).any():
+        if encode is not _csv_text and np.isinf(values).any():
             raise InputError("Out of range float values are not JSON compliant")
         text = [str(int(v)) if v == v else nan for v in items] if whole else \
             list(map(repr, items))
@@ -252,8 +283,8 @@ def _cells(column: np.ndarray, encode: Any, nan: str, whole: bool = False,
             text = [nan if v != v else t for v, t in zip(items, text)]
     elif kind in "iu":
         text = list(map(str, items))
-    elif encode is csv_cell and kind == "U" or all(isinstance(v, str) for v in items):
-        plain = encode is csv_cell and not any(c in "".join(items) for c in ',"\r\n')
+    elif encode is _csv_text and kind == "U" or all(isinstance(v, str) for v in items):
+        plain = encode is _csv_text and not any(c in "".join(items) for c in ',"\r\n')
         text = items if plain else list(map(encode, items))
     else:
         text = [nan if isinstance(v, float) and v != v else encode(v) for v in items]
