@@ -43,6 +43,14 @@ for _nb in sorted(_NOTEBOOKS.glob("*.ipynb")):
     if not _copy.exists() or _copy.read_bytes() != _nb.read_bytes():
         shutil.copyfile(_nb, _copy)
 
+# the calculator page (calculator.md) loads files generated from the models: the
+# data, the models printed as JavaScript, its script, style and form, written into
+# _static/calculator/ (git-ignored; a file is rewritten only when it changed)
+from roofline_sym.cli.cmd_calculator import write as _write_calculator
+
+_write_calculator(Path(__file__).resolve().parent / "_static" / "calculator")
+html_static_path = ["_static"]
+
 # notebooks (gallery, and .md pages with code cells) run at every build; a cell
 # that raises fails the build
 nb_execution_mode = "force"

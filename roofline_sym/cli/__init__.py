@@ -5,7 +5,7 @@ training, every recipe): each recipe's break-even shape (cube, and M at
 K = N = 8192) with the regime behind it, and speedups at common shapes.
 Subcommands: ``hardware``, ``recipes``, ``formula``, ``eval``,
 ``breakeven``, ``sensitivity``, ``sweep``, ``filter``, ``plot``, ``measure``,
-``fidelity``, ``step``.  Every error of the input (a ``RooflineError``, or a file that
+``fidelity``, ``step``, ``calculator``.  Every error of the input (a ``RooflineError``, or a file that
 cannot be opened) ends with one line on stderr and exit code 2; any other
 exception is a bug in the library: "internal error" and exit code 1, with
 the traceback where the environment variable ``ROOFLINE_SYM_DEBUG`` is set.
@@ -40,7 +40,7 @@ __all__ = ["main", "COMMANDS", "command"]
 # them, nor what they import.  tests/test_layers.py counts these modules (and
 # cmd_default) as imports of this package.
 COMMANDS = ("hardware", "recipes", "formula", "plot", "measure", "fidelity", "eval",
-            "breakeven", "sensitivity", "sweep", "filter", "step")
+            "breakeven", "sensitivity", "sweep", "filter", "step", "calculator")
 
 EPILOG = """examples:
   roofline-sym                                   the main job (H100 SXM, training)
