@@ -25,7 +25,7 @@ from ..devices.toml_io import tomllib
 from ..errors import InputError
 from ..validate import show
 
-__all__ = ["System", "system", "GENERATION_FIELDS"]
+__all__ = ["System", "system", "generation_tables", "GENERATION_FIELDS"]
 
 # a generation's numbers: TOML key -> (symbol, smallest, largest)
 GENERATION_FIELDS = {
@@ -57,6 +57,12 @@ def _data() -> dict[str, Any]:
     text = resources.files("roofline_sym").joinpath("data", "step.toml").read_text("utf-8")
     data: dict[str, Any] = tomllib.loads(text)
     return data
+
+
+def generation_tables() -> dict[str, dict[str, Any]]:
+    """Every generation's table of step.toml (``default``: a generation without one)."""
+    tables: dict[str, dict[str, Any]] = _data()["generation"]
+    return {name: dict(table) for name, table in tables.items()}
 
 
 def _number(table: Mapping[str, Any], key: str, where: str, low: float,

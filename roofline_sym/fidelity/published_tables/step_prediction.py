@@ -6,7 +6,8 @@ and evaluates it at the row's sequence length and local batch.  The band
 comes from the step model's residuals on the published end-to-end runs
 (``step_residuals.csv`` beside them, written by
 ``benchmarks/bench_step_fidelity.py``): ``log(predicted / measured)`` per
-run.  A row's band leaves out its own source's runs, weighs every other
+run, each predicted from step numbers fitted without its source
+(``step_fit.left_out``).  A row's band leaves out its own source's runs, weighs every other
 source alike (a source of 20 runs counts as much as one of 2), and takes
 the residuals of runs of the same kind (training or serving) when there are
 at least ``MIN_ROWS`` of them, else all.
@@ -35,9 +36,8 @@ from ...validate import label
 from .rows import row_gpu
 from .step_table import StepRow, published_steps_path, read_steps
 
-__all__ = ["predict_steps", "predict_rows", "step_of", "step_band", "step_scores",
-           "step_residuals",
-           "step_residuals_path",
+__all__ = ["predict_steps", "predict_rows", "step_of", "step_band", "band_factors",
+           "step_scores", "step_residuals_path",
            "write_step_residuals", "read_step_residuals", "MIN_ROWS"]
 
 # a kind's residuals make the band when it has this many runs; else all runs'
@@ -101,32 +101,17 @@ def step_residuals_path() -> Path:
     return published_steps_path().with_name("step_residuals.csv")
 
 
-def step_residuals(path: str | Path | None = None) -> list[dict[str, Any]]:
-    """The residual of every published run with a measured speedup that the
-    model predicts (runs it refuses, such as GPUs without link numbers, are left out):
-    ``source_id``, ``line``, ``kind``, ``moe`` and ``log_ratio`` =
-    ``log(predicted / measured)``."""
-    table = Path(path) if path is not None else published_steps_path()
-    rows = read_steps(table)
-    _, text = read_text(table, "step table")
-    measured = {line: rec.get("measured_speedup", "") for line, rec in
-                Delimited(text.splitlines(keepends=True), label(table)).records()}
-    kept = [r for r in rows if measured.get(r.line)]
-    predicted = predict_rows(kept, skip=True)["speedup"]
-    return [{"source_id": r.source_id, "line": r.line, "kind": _kind(r),
-             "moe": "yes" if r.model.moe is not None else "no",
-             "log_ratio": math.log(p / float(measured[r.line]))}
-            for r, p in zip(kept, predicted) if math.isfinite(p)]
-
-
 def write_step_residuals(rows: Iterable[dict[str, Any]], path: str | Path | None = None
                          ) -> Path:
-    """Write residuals (``step_residuals``) as the shipped CSV."""
+    """Write residuals (``source_id``, ``line``, ``kind``, ``moe``, ``log_ratio``:
+    ``log(predicted / measured)``, each run predicted without its source:
+    ``step_fit.left_out``) as the shipped CSV."""
     target = Path(path) if path is not None else step_residuals_path()
     with open(target, "w", newline="", encoding="utf-8") as f:
         writer = CsvWriter(f, _RESIDUAL_COLUMNS, comments=[
             "log(predicted / measured speedup) of the step model on each published run of",
-            "steps.csv; written by benchmarks/bench_step_fidelity.py"])
+            "steps.csv, its step numbers fitted without the run's source; written by",
+            "benchmarks/bench_step_fidelity.py --write"])
         for row in rows:
             writer.write({**row, "log_ratio": f"{row['log_ratio']:.6f}"})
     return target
@@ -161,8 +146,14 @@ def step_band(row: StepRow, interval: float, pool: Sequence[tuple[str, str, floa
           ) -> tuple[float, float]:
     """``(exp(-q_high), exp(-q_low))``: the factors that turn a prediction into
     its band, from the residuals of other sources."""
-    others = [(s, k, v) for s, k, v in pool if s != row.source_id]
-    same = [p for p in others if p[1] == _kind(row)]
+    return band_factors(row.source_id, _kind(row), interval, pool)
+
+
+def band_factors(source_id: str, kind: str, interval: float,
+                 pool: Sequence[tuple[str, str, float]]) -> tuple[float, float]:
+    """``step_band`` for a run of ``source_id`` of ``kind`` (training, serving)."""
+    others = [(s, k, v) for s, k, v in pool if s != source_id]
+    same = [p for p in others if p[1] == kind]
     chosen = same if len(same) >= MIN_ROWS else others
     if not chosen:
         raise InputError("no end-to-end residuals to make a band from")
