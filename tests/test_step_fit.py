@@ -17,7 +17,7 @@ from roofline_sym.fidelity.published_tables.step_numbers import (step_numbers_te
 from roofline_sym.fidelity.published_tables.step_prediction import step_residuals_path
 from roofline_sym.fidelity.published_tables.step_table import published_steps_path
 from roofline_sym.fidelity.published_tables.step_throughputs import read_throughputs
-from roofline_sym.steps.parts import FITTED, SideParts, StepParts, parts
+from roofline_sym.steps.parts import FITTED, SideParts, StepParts, split_step
 
 OTHER = {"attention_forward": 0.3, "attention_backward": 0.2, "overlap": 0.5,
          "step_fixed_s": 0.05}
@@ -32,7 +32,7 @@ OTHER = {"attention_forward": 0.3, "attention_backward": 0.2, "overlap": 0.5,
 def test_parts_price_the_step_at_any_numbers(kwargs, point):
     # oracle: the unbound step's compiled path with every number given by name
     step = rs.step(kwargs.pop("model"), kwargs.pop("recipe"), **kwargs).on("h100")
-    split = parts(step, *point)
+    split = split_step(step, *point)
     values = {str(k): float(v) for k, v in step.hardware_values.items()}
     values.update({str(FITTED[k]): v for k, v in OTHER.items() if str(FITTED[k]) in values})
     out = step.unbound.evaluate(*point, ["baseline_step_s", "lowp_step_s"], **values)
@@ -147,7 +147,10 @@ def test_writing_the_numbers_leaves_every_other_line_alone():
     priors = {g: {k: 0.5 for k in FITTED} for g in numbers}
     new = step_numbers_text(text, numbers, priors, {g: "test" for g in numbers})
     old_data, new_data = tomllib.loads(text), tomllib.loads(new)
-    assert new_data["gpu"] == old_data["gpu"]
+    assert {k: v for k, v in new_data.items() if k != "generation"} == {
+        k: v for k, v in old_data.items() if k != "generation"}
+    assert [line for line in new.splitlines() if line.startswith("#")] == [
+        line for line in text.splitlines() if line.startswith("#")]
     assert new_data["generation"]["hopper"]["overlap"] == 0.123
     assert new_data["generation"]["hopper"]["source"] == old_data["generation"]["hopper"][
         "source"]

@@ -3,8 +3,8 @@
 The attention core's efficiency, the overlap fraction and the fixed time per
 step (``data/step.toml``) enter a step in three places; everything else (the
 linears, the memory-bound kernels, the optimizer, the collectives) is a
-number once the GPU, the sequence length and the batch are given.  ``parts``
-evaluates those numbers once, so a fit can price a step at any attention
+number once the GPU, the sequence length and the batch are given.
+``split_step`` evaluates those numbers once, so a fit can price a step at any attention
 efficiency, overlap and fixed time in a few floating-point operations, the
 same composition ``Step`` compiles::
 
@@ -14,7 +14,7 @@ same composition ``Step`` compiles::
 
 >>> from roofline_sym.steps.composition import step
 >>> s = step("llama3-8b", "tensorwise", gpus=8).on("h100")
->>> p = parts(s, 8192, 1)
+>>> p = split_step(s, 8192, 1)
 >>> base, lowp = p.times(p.numbers)
 >>> out = s.evaluate(8192, 1, ["baseline_step_s", "lowp_step_s"])
 >>> bool(abs(base / float(out["baseline_step_s"]) - 1) < 1e-9)
@@ -24,7 +24,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Hashable, Mapping
 
 import sympy
 
@@ -32,7 +32,7 @@ from .. import symbols as S
 from .model import Step
 from .parallel import StepInputError
 
-__all__ = ["StepParts", "SideParts", "parts", "FITTED"]
+__all__ = ["StepParts", "SideParts", "split_step", "FITTED"]
 
 # the step numbers a whole step pins: step.toml's generation keys -> symbols
 FITTED = {"attention_forward": S.attention_efficiency("forward"),
@@ -70,7 +70,7 @@ class SideParts:
 
 @dataclass(frozen=True)
 class StepParts:
-    """A step at one point (``parts``): both sides, the bubble, whether it
+    """A step at one point (``split_step``): both sides, the bubble, whether it
     trains, the tokens one GPU advances per step and the ``numbers`` it was
     bound with."""
 
@@ -107,7 +107,7 @@ def _attention(step: Step, side: str, values: Mapping[sympy.Basic, sympy.Expr]
     return tuple(out)
 
 
-def parts(step: Step, seq_len: int, local_batch: int) -> StepParts:
+def split_step(step: Step, seq_len: int, local_batch: int) -> StepParts:
     """``step`` (bound to a GPU) at one sequence length and local batch, split
     at the ``FITTED`` numbers."""
     if step.hardware is None or step.unbound is None:
@@ -120,7 +120,7 @@ def parts(step: Step, seq_len: int, local_batch: int) -> StepParts:
     unbound = step.unbound
     keys = [key for key, _ in unbound._term_specs()]
     times = unbound.compiled.term_times(seq_len, local_batch, 1, by_name)
-    total: dict[tuple[str, str], float] = {}
+    total: dict[Hashable, float] = {}
     for key, (seconds, _) in zip(keys, times):
         total[key] = total.get(key, 0.0) + float(seconds)
     sides = []

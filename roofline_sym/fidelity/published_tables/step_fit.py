@@ -36,7 +36,7 @@ import numpy as np
 
 from ...datafile import Delimited, read_text
 from ...devices import implementations
-from ...steps.parts import FITTED, StepParts, parts
+from ...steps.parts import FITTED, StepParts, split_step
 from ...steps.systems import generation_tables
 from ...validate import label
 from .step_prediction import step_of
@@ -96,7 +96,8 @@ def step_runs(path: str | None = None) -> tuple[StepRun, ...]:
             step = step_of(r)
         except ValueError:  # a run the model refuses (a GPU without link numbers)
             continue
-        split = parts(step, r.seq_len, r.local_batch)
+        split = split_step(step, r.seq_len, r.local_batch)
+        assert step.hardware is not None  # step_of binds the row's GPU
         out.append(StepRun(r.source_id, r.line, "training" if r.mode == "training" else
                            "serving", r.model.moe is not None,
                            implementations.generation(step.hardware) or "default",
@@ -148,7 +149,7 @@ class _Problem:
         self.weight = [1 / math.sqrt(counts[r.source_id]) for r in self.runs]
         self.shared = priors["default"]
 
-    def numbers(self, x: Sequence[float]) -> dict[str, dict[str, float]]:
+    def numbers(self, x: Sequence[float] | np.ndarray) -> dict[str, dict[str, float]]:
         out = {}
         for name, prior in self.priors.items():
             factor = x[self.generations.index(name)] if name in self.generations else 1.0
