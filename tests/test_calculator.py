@@ -29,6 +29,7 @@ from roofline_sym.output.calculator import (PAGE_FILES, block_steps, calculator_
 from roofline_sym.output.javascript import model_function
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
+STEPS = [("llama3-8b", "tensorwise"), ("llama3-8b", "mxfp8_cublas")]
 RTOL = 1e-9
 # the page searches break-even points over 1 .. 2^32
 SCAN = (1.0, 2.0 ** 32)
@@ -86,7 +87,8 @@ def test_model_function_prints_every_term_from_the_model():
 def folder(tmp_path_factory):
     """The page as the docs build and ``roofline-sym calculator`` write it."""
     out = tmp_path_factory.mktemp("calculator")
-    assert [p.name for p in write(out)] == list(PAGE_FILES)
+    # two of the page's whole steps (each costs a second to build and bind)
+    assert [p.name for p in write(out, steps=STEPS)] == list(PAGE_FILES)
     return out
 
 
@@ -285,4 +287,71 @@ def test_a_recipe_the_gpu_cannot_run_says_why(page):
                                [8192, 8192, 8192])
     want = rs.linear("mxfp8_cublas").unsupported_reason(rs.hardware("h100"))
     assert read["hidden"] and read["status"] == want
+    no_console_errors(page)
+
+
+# -- whole steps ----------------------------------------------------------------------------
+_SET_STEP_AND_READ = """
+const [model, recipe, gpu, S, B] = arguments;
+for (const [id, value] of [["rs-model", model], ["rs-recipe", recipe], ["rs-gpu", gpu],
+                           ["rs-S", S], ["rs-B", B]]) {
+  const el = document.getElementById(id);
+  el.value = value;
+  if (el.value !== value) { throw new Error(id + " has no option " + value); }
+}
+document.getElementById("rs-B").dispatchEvent(new Event("input", {bubbles: true}));
+const out = {status: document.getElementById("rs-status").textContent,
+             hidden: document.getElementById("rs-results").hidden, outputs: {}};
+if (!out.hidden) {
+  for (const el of document.querySelectorAll("[id^=rs-out-]")) {
+    out.outputs[el.id.slice(7)] = JSON.parse(el.dataset.value);
+  }
+  out.speedup = JSON.parse(document.getElementById("rs-speedup").dataset.value);
+  out.band = ["rs-band-low", "rs-band-high"].map(
+    id => JSON.parse(document.getElementById(id).dataset.value));
+}
+return out;
+"""
+
+# (model, recipe, GPU, sequence length, local batch): both recipes, three generations
+STEP_POINTS = [
+    ("llama3-8b", "tensorwise", "H100 SXM", 8192, 1),
+    ("llama3-8b", "tensorwise", "H200 SXM", 131072, 1),
+    ("llama3-8b", "tensorwise", "MI300X", 2048, 4),
+    ("llama3-8b", "tensorwise", "RTX 5090", 1024, 3),
+    ("llama3-8b", "mxfp8_cublas", "B200 (HGX)", 8192, 1),
+    ("llama3-8b", "mxfp8_cublas", "GB300 (per GPU)", 4096, 2),
+]
+
+
+def test_a_whole_step_agrees_with_its_evaluate_and_its_band(page):
+    for model, recipe, gpu, S, B in STEP_POINTS:
+        read = page.execute_script(_SET_STEP_AND_READ, model, recipe, gpu, str(S), str(B))
+        assert not read["hidden"], read["status"]
+        bound = rs.step(model, recipe, gpus=8).on(gpu)
+        names = [name for name, _ in bound.layout.outputs]
+        out = bound.evaluate(S, B, names)
+        assert set(read["outputs"]) | {"speedup"} == set(names)
+        for name in names:
+            got = read["speedup"] if name == "speedup" else read["outputs"][name]
+            close(got, out[name], name)
+        # the band as predict_steps gives it for the same run (a row of a step table)
+        row = {"source_id": "x", "gpu": gpu, "gpus": "8", "model": model, "recipe": recipe,
+               "mode": "training", "seq_len": str(S), "local_batch": str(B), "dp_shard": "8"}
+        predicted = rs.fidelity.predict_steps([row], interval=INTERVAL)
+        close(read["speedup"], predicted["speedup"][0], "speedup as predict_steps")
+        close(read["band"], [predicted["low"][0], predicted["high"][0]], "step band")
+    no_console_errors(page)
+
+
+def test_a_step_the_gpu_cannot_run_says_why(page):
+    read = page.execute_script(_SET_STEP_AND_READ, "llama3-8b", "mxfp8_cublas", "H100 SXM",
+                               "8192", "1")
+    assert read["hidden"] and "MX" in read["status"]
+    read = page.execute_script(_SET_STEP_AND_READ, "llama3-8b", "tensorwise", "Gaudi 3",
+                               "8192", "1")
+    assert read["hidden"] and "links of Gaudi 3" in read["status"]
+    read = page.execute_script(_SET_STEP_AND_READ, "llama3-8b", "tensorwise", "H100 SXM",
+                               "8192", "0")
+    assert read["hidden"] and read["status"] == "the local batch must lie in 1 .. 2^31"
     no_console_errors(page)

@@ -8,8 +8,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from typing import Iterable
+
 from ..fidelity.published_tables.intervals import speedup_band
+from ..fidelity.published_tables.step_prediction import read_step_residuals, step_band
+from ..fidelity.published_tables.step_table import read_steps
 from ..output.calculator import write_calculator
+from ..steps.model import Step
 
 NAME = "calculator"
 HELP = ("write the calculator page (HTML, and JavaScript printed from the SymPy models) "
@@ -26,10 +31,26 @@ def arguments(p: argparse.ArgumentParser) -> None:
                         "default: calculator)")
 
 
-def write(folder: str | Path) -> list[Path]:
+def whole_step_band(bound: Step) -> tuple[float, float]:
+    """The band factors of a bound step's speedup, as ``roofline-sym step``
+    makes them: from the step model's errors on published end-to-end runs of
+    its kind (training or serving)."""
+    assert bound.hardware is not None
+    spec, p = bound.spec, bound.spec.parallel
+    record = {"source_id": "calculator", "gpu": bound.hardware.name, "gpus": str(p.gpus),
+              "model": spec.arch.name, "recipe": spec.recipe, "mode": spec.mode,
+              "seq_len": "8192", "local_batch": "1", "dp_shard": str(p.dp_shard),
+              "implementation": spec.implementation}
+    (row,) = read_steps([record])
+    return step_band(row, INTERVAL, read_step_residuals())
+
+
+def write(folder: str | Path, steps: Iterable[tuple[str, str]] | None = None) -> list[Path]:
     """The page's files written into ``folder``, each band from the residual
-    pools of the published measurements (``speedup_band``)."""
-    return write_calculator(folder, lambda m: speedup_band(m, INTERVAL), interval=INTERVAL)
+    pools of the published measurements (``speedup_band``, and for whole
+    ``steps``, default the page's, ``whole_step_band``)."""
+    return write_calculator(folder, lambda m: speedup_band(m, INTERVAL), interval=INTERVAL,
+                            step_band=whole_step_band, steps=steps)
 
 
 def run(args: argparse.Namespace) -> int:

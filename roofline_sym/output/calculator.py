@@ -28,13 +28,16 @@ import sympy
 from .. import symbols as S
 from .._version import version
 from ..devices import Hardware, hardware, list_hardware
-from ..errors import InputError
+from ..errors import InputError, RooflineError
 from ..model.layer import Linear, linear
 from ..model.recipes import MODES, list_recipes
+from ..steps.composition import step
+from ..steps.model import Step
 from ..validate import items
-from .javascript import model_function, parameter_names
+from .javascript import model_function, parameter_names, step_function
 
-__all__ = ["calculator_data", "block_steps", "write_calculator", "PAGE_FILES", "DEFAULT_GPU"]
+__all__ = ["calculator_data", "block_steps", "write_calculator", "PAGE_FILES", "DEFAULT_GPU",
+           "STEP_MODELS", "STEP_RECIPES", "STEP_GPUS"]
 
 # the page's own script, style and form: static files shipped beside this module
 _PAGE = Path(__file__).with_name("calculator_page")
@@ -44,7 +47,14 @@ PAGE_FILES = ("calculator-data.js", "calculator-models.js", "calculator.js", "ca
 # the GPU the page opens on (the command line's main job's)
 DEFAULT_GPU = "H100 SXM"
 
+# the whole steps the page offers: training on one node of 8 GPUs, FSDP over them
+STEP_MODELS = ("llama3-8b", "llama3-70b")
+STEP_RECIPES = ("tensorwise", "rowwise", "mxfp8_cublas")
+STEP_GPUS = 8
+
 Band = Callable[[Linear], tuple[float, float]]
+# a bound step's band factors (low, high) around its speedup
+StepBand = Callable[[Step], tuple[float, float]]
 
 
 def _number(value: Any, what: str) -> float:
@@ -112,13 +122,53 @@ def _model_entry(model: Linear, gpus: Sequence[Hardware], band: Band,
     return entry
 
 
+def _step_entry(unbound: Step, gpus: Sequence[Hardware], band: StepBand,
+                base: dict[str, dict[str, float]]) -> dict[str, Any]:
+    spec = unbound.spec
+    entry: dict[str, Any] = {
+        "model": spec.arch.name, "recipe": spec.recipe, "gpus": spec.parallel.gpus,
+        "params": sorted(str(x) for x in unbound.free_hardware_symbols), "on": {},
+        "unsupported": {}}
+    for hw in gpus:
+        try:  # a recipe the GPU cannot run, links not known: the step says which
+            bound = unbound.on(hw)
+        except RooflineError as exc:
+            entry["unsupported"][hw.name] = str(exc)
+            continue
+        lo, hi = band(bound)
+        values = {str(x): _number(v, f"{hw.name}: {x}") for x, v in bound.hardware_values.items()}
+        entry["on"][hw.name] = {
+            "band": [_number(lo, "band low"), _number(hi, "band high")],
+            "params": {k: v for k, v in sorted(values.items()) if base[hw.name].get(k) != v}}
+    return entry
+
+
+@cache
+def _step(model: str, recipe: str) -> Step:
+    # built once per process: a step's model does not change while it runs
+    return step(model, recipe, gpus=STEP_GPUS)
+
+
+def _step_data(band: StepBand, entries: Sequence[Hardware],
+               steps: Iterable[tuple[str, str]] | None,
+               base: dict[str, dict[str, float]]) -> dict[str, Any]:
+    pairs = list(steps) if steps is not None else [(m, r) for m in STEP_MODELS
+                                                    for r in STEP_RECIPES]
+    return {f"{m}/{r}": _step_entry(_step(m, r), entries, band, base) for m, r in pairs}
+
+
 def calculator_data(band: Band, gpus: Iterable[str] | None = None,
-                    modes: Iterable[str] = MODES, interval: float = 0.8) -> dict[str, Any]:
+                    modes: Iterable[str] = MODES, interval: float = 0.8,
+                    step_band: StepBand | None = None,
+                    steps: Iterable[tuple[str, str]] | None = None) -> dict[str, Any]:
     """The page's data: ``gpus`` (default: every GPU of the default dataset),
     the recipes of ``modes`` (preset ``default``), the ``band`` of each
     bound model (factors around its speedup, holding ``interval`` of
     measurements) and the models' term names and regime pieces, keyed
-    ``"<mode>/<recipe>"``."""
+    ``"<mode>/<recipe>"``; with ``step_band``, whole ``steps`` too ((model,
+    recipe) pairs, default ``STEP_MODELS`` x ``STEP_RECIPES``, each on
+    ``STEP_GPUS`` GPUs with FSDP over all), keyed ``"<model>/<recipe>"``:
+    each GPU's values where they are not its own, and the band."""
     entries = [hardware(g) for g in items(list(gpus) if gpus is not None else list_hardware(),
                                           "gpus", str)]
     models = {f"{mode}/{r}": linear(r, mode=mode) for mode in modes for r in list_recipes(mode)}
@@ -132,6 +182,7 @@ def calculator_data(band: Band, gpus: Iterable[str] | None = None,
         "gpus": gpu_data, "sources": list(sources),
         "modes": {mode: list_recipes(mode) for mode in modes},
         "models": {key: _model_entry(m, entries, band, base) for key, m in models.items()},
+        "steps": {} if step_band is None else _step_data(step_band, entries, steps, base),
     }
 
 
@@ -141,12 +192,21 @@ def _model_code(mode: str, recipe: str) -> str:
     return model_function(linear(recipe, mode=mode))
 
 
-def _models_script(keys: Iterable[str]) -> str:
+@cache
+def _step_code(model: str, recipe: str) -> str:
+    return step_function(_step(model, recipe))
+
+
+def _models_script(keys: Iterable[str], steps: Iterable[str]) -> str:
     lines = ["// generated by roofline_sym.output.calculator from the SymPy models",
              "// (sympy.printing.jscode): do not edit", "var ROOFLINE_MODELS = {"]
     for key in keys:
         mode, recipe = key.split("/")
         lines.append(f"{json.dumps(key)}: {_model_code(mode, recipe)},")
+    lines += ["};", "var ROOFLINE_STEPS = {"]
+    for key in steps:
+        model, recipe = key.split("/")
+        lines.append(f"{json.dumps(key)}: {_step_code(model, recipe)},")
     lines.append("};")
     return "\n".join(lines) + "\n"
 
@@ -169,19 +229,20 @@ _STANDALONE = """<!DOCTYPE html>
 
 
 def write_calculator(folder: str | Path, band: Band, gpus: Iterable[str] | None = None,
-                     interval: float = 0.8) -> list[Path]:
+                     interval: float = 0.8, step_band: StepBand | None = None,
+                     steps: Iterable[tuple[str, str]] | None = None) -> list[Path]:
     """Write the page's files (``PAGE_FILES``) into ``folder`` (created if
-    missing); a file whose text is unchanged is not rewritten (so a docs build
-    stays incremental).  Returns their paths; ``calculator.html`` opens in a
-    browser as it is."""
+    missing): ``calculator_data``'s, its arguments as there.  A file whose text
+    is unchanged is not rewritten (so a docs build stays incremental).
+    Returns their paths; ``calculator.html`` opens in a browser as it is."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    data = calculator_data(band, gpus, interval=interval)
+    data = calculator_data(band, gpus, interval=interval, step_band=step_band, steps=steps)
     form = (_PAGE / "form.html").read_text(encoding="utf-8")
     texts = {
         "calculator-data.js": "var ROOFLINE_DATA = " + json.dumps(data, separators=(",", ":"))
                               + ";\n",
-        "calculator-models.js": _models_script(data["models"]),
+        "calculator-models.js": _models_script(data["models"], data["steps"]),
         "calculator.js": (_PAGE / "calculator.js").read_text(encoding="utf-8"),
         "calculator.css": (_PAGE / "calculator.css").read_text(encoding="utf-8"),
         "calculator-form.html": form,

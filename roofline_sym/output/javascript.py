@@ -20,7 +20,7 @@ it is written by hand, so a browser computes what ``evaluate`` does.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Sequence
 
 import sympy
 from sympy.printing.jscode import JavascriptCodePrinter
@@ -30,8 +30,9 @@ from ..errors import InputError
 from ..model.layer import Linear
 from ..model.outputs import OUTPUTS
 from ..model.term_time import roofline_max
+from ..steps.model import Step
 
-__all__ = ["model_function", "parameter_names"]
+__all__ = ["model_function", "step_function", "parameter_names"]
 
 # a hardware symbol becomes a JavaScript constant of its own name
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
@@ -49,7 +50,7 @@ def parameter_names(model: Linear) -> list[str]:
     """
     names = sorted(str(s) for s in model.free_hardware_symbols)
     for name in names:
-        if not _IDENTIFIER.match(name) or name in _RESERVED:
+        if not _IDENTIFIER.match(name) or name in _RESERVED or re.fullmatch(r"c\d+", name):
             raise InputError(f"hardware symbol {name!r} cannot be a JavaScript name")
     return names
 
@@ -59,6 +60,33 @@ def _print(printer: JavascriptCodePrinter, expr: Any) -> str:
     if "Not supported" in code or "\n" in code:  # the printer's own marks of failure
         raise InputError(f"no JavaScript for {expr}")
     return code
+
+
+def _term_lines(printer: JavascriptCodePrinter, names: Sequence[str],
+                terms: Sequence[Sequence[sympy.Expr]]) -> list[str]:
+    """The function's first lines: the hardware values read from ``p``, the
+    subexpressions the terms' pieces share, each term's ``pieces`` and its
+    time ``T[i]``, the ``Max`` of its pieces."""
+    pieces = [e for t in terms for e in t]
+    # c0, c1, ...: no hardware symbol is named so (parameter_names)
+    shared, reduced = sympy.cse(pieces, symbols=sympy.numbered_symbols("c"), order="none")
+    lines = [f"  const {n} = p.{n};" for n in names]
+    lines += [f"  const {s} = {_print(printer, e)};" for s, e in shared]
+    rows, times, start = [], [], 0
+    for t in terms:
+        own = reduced[start:start + len(t)]
+        start += len(t)
+        rows.append("[" + ", ".join(_print(printer, e) for e in own) + "]")
+        times.append(_print(printer, roofline_max(own)))
+    lines.append("  const pieces = [\n    " + ",\n    ".join(rows) + "];")
+    lines.append("  const T = [\n    " + ",\n    ".join(times) + "];")
+    return lines
+
+
+def _returned(printer: JavascriptCodePrinter, outputs: Sequence[tuple[str, sympy.Expr]]
+              ) -> str:
+    return ("  return {pieces: pieces, times: T, outputs: {\n    "
+            + ",\n    ".join(f"{name}: {_print(printer, e)}" for name, e in outputs) + "}};")
 
 
 def model_function(model: Linear) -> str:
@@ -72,29 +100,54 @@ def model_function(model: Linear) -> str:
     if model.hardware is not None:
         raise InputError("model_function takes an unbound model: hardware values are "
                          "its arguments")
-    if set(S.SHAPE_SYMBOLS) - {S.M, S.K, S.N}:
-        raise InputError("the shape symbols are M, K and N")
     printer = JavascriptCodePrinter({"strict": False})
-    pieces = [e for t in model.terms for _, e in t.pieces]
-    names = sympy.numbered_symbols("c")  # c0, c1, ...: no hardware symbol is named so
-    shared, reduced = sympy.cse(pieces, symbols=names, order="none")
     lines = ["function (M, K, N, p) {"]
-    lines += [f"  const {n} = p.{n};" for n in parameter_names(model)]
-    lines += [f"  const {s} = {_print(printer, e)};" for s, e in shared]
-    rows, times, start = [], [], 0
-    for t in model.terms:
-        own = reduced[start:start + len(t.pieces)]
-        start += len(t.pieces)
-        rows.append("[" + ", ".join(_print(printer, e) for e in own) + "]")
-        times.append(_print(printer, roofline_max(own)))
-    lines.append("  const pieces = [\n    " + ",\n    ".join(rows) + "];")
-    lines.append("  const T = [\n    " + ",\n    ".join(times) + "];")
+    lines += _term_lines(printer, parameter_names(model), [[e for _, e in t.pieces]
+                                                            for t in model.terms])
     # each total with every term's time as T[i]: the model's own sums and ratio
     T = sympy.IndexedBase("T", shape=(len(model.terms),))
     by_time = {t.time: T[i] for i, t in enumerate(model.terms)}
-    outputs = [f"{name}: {_print(printer, model.expressions[name].xreplace(by_time))}"
-               for name in OUTPUTS]
-    lines.append("  return {pieces: pieces, times: T, outputs: {\n    "
-                 + ",\n    ".join(outputs) + "}};")
+    lines.append(_returned(printer, [(name, model.expressions[name].xreplace(by_time))
+                                     for name in OUTPUTS]))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def step_function(step: Step) -> str:
+    """The JavaScript source of an unbound ``step``'s terms and outputs, a
+    function of ``(S, B, p)``: sequence length, local batch and hardware values.
+
+    Each term's weighted parts are its terms here (``w Max(a, b)`` is
+    ``Max(w a, w b)``), then the shared values (overlap, tokens, ideal time);
+    the outputs are the step's layout (``step.layout``: bubble, exposed
+    communication, tokens/s, MFU, each group's total) over the groups' sums.
+
+    >>> from roofline_sym.steps.composition import step
+    >>> code = step_function(step("llama3-8b", "tensorwise", gpus=8))
+    >>> code.splitlines()[0], "speedup: " in code, "mfu_lowp: " in code
+    ('function (S, B, p) {', True, True)
+    """
+    if step.hardware is not None:
+        raise InputError("step_function takes an unbound step: hardware values are its "
+                         "arguments")
+    keys = [((t.side, t.group), list(part)) for t in step.terms for part in t.weighted_parts()]
+    keys += [(("shared", k), [("compute", sympy.sympify(e))]) for k, e in step.shared.items()]
+    names = sorted(str(s) for s in step.free_hardware_symbols)
+    for name in names:
+        if not _IDENTIFIER.match(name) or name in _RESERVED | {"S", "B"} or re.fullmatch(
+                r"g\d+", name):
+            raise InputError(f"hardware symbol {name!r} cannot be a JavaScript name")
+    printer = JavascriptCodePrinter({"strict": False})
+    lines = ["function (S, B, p) {"]
+    lines += _term_lines(printer, names, [[e for _, e in pieces] for _, pieces in keys])
+    # each group's total, g0, g1, ...: the sum of its terms' times (none: 0)
+    T = sympy.IndexedBase("T", shape=(len(keys),))
+    totals = {}
+    for j, (key, symbol) in enumerate(step.layout.groups):
+        totals[symbol] = sympy.Symbol(f"g{j}")
+        total = sympy.Add(*(T[i] for i, (k, _) in enumerate(keys) if k == key))
+        lines.append(f"  const g{j} = {_print(printer, total)};")
+    lines.append(_returned(printer, [(name, sympy.sympify(e).xreplace(totals))
+                                     for name, e in step.layout.outputs]))
     lines.append("}")
     return "\n".join(lines)

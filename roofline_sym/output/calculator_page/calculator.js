@@ -7,6 +7,7 @@
   "use strict";
   var DATA = window.ROOFLINE_DATA;
   var MODELS = window.ROOFLINE_MODELS;
+  var STEPS = window.ROOFLINE_STEPS;
   // break-even points: a geometric grid over 1 .. 2^32, each cell where the
   // outcome changes searched on a finer grid, then halved down to adjacent doubles
   var SCAN = {lo: 1, hi: Math.pow(2, 32), cells: 8192, sub: 256};
@@ -164,6 +165,20 @@
     return found;
   }
 
+  // a whole step's outputs at sequence length S and local batch B (null: the
+  // step cannot run on that GPU)
+  function evaluateStep(k, gpu, S, B) {
+    var step = DATA.steps[k];
+    if (!step) { throw new Error("no step " + k); }
+    var on = step.on[gpu];
+    if (!on) { return null; }
+    var p = Object.assign({}, GPUS[gpu].params, on.params);
+    step.params.forEach(function (n) {
+      if (typeof p[n] !== "number") { throw new Error(gpu + " has no value for " + n); }
+    });
+    return STEPS[k](S, B, p).outputs;
+  }
+
   // -- the page -----------------------------------------------------------------
   function $(id) { return document.getElementById(id); }
 
@@ -198,11 +213,11 @@
     show("rc-" + prefix + "faster", null, describeFaster(found));
   }
 
-  function whole(id) {
-    var text = $(id).value.trim();
-    if (!/^[0-9]+$/.test(text)) { throw new RangeError(id.slice(3) + " must be a whole number, such as 8192"); }
-    var v = Number(text);
-    if (v < 1 || v > Math.pow(2, 40)) { throw new RangeError(id.slice(3) + " must lie in 1 .. 2^40"); }
+  function whole(id, label, top) {
+    var text = $(id).value.trim(), name = label || id.slice(3);
+    if (!/^[0-9]+$/.test(text)) { throw new RangeError(name + " must be a whole number, such as 8192"); }
+    var v = Number(text), most = top || 40;
+    if (v < 1 || v > Math.pow(2, most)) { throw new RangeError(name + " must lie in 1 .. 2^" + most); }
     return v;
   }
 
@@ -282,6 +297,87 @@
     results.hidden = false;
   }
 
+  // each side's output, by row: the step, throughput, MFU, then every group's
+  // time (the outputs named baseline_<group>_s)
+  function stepRows(outputs) {
+    var rows = [["step time (ms)", "baseline_step_s", "lowp_step_s", 1e3],
+                ["tokens/s per GPU", "tokens_per_s_baseline", "tokens_per_s_lowp", 1],
+                ["MFU (%)", "mfu_baseline", "mfu_lowp", 100]];
+    Object.keys(outputs).forEach(function (name) {
+      var group = /^baseline_(.+)_s$/.exec(name);
+      if (group && group[1] !== "step") {
+        rows.push([group[1] + " (ms)", name, "lowp_" + group[1] + "_s", 1e3]);
+      }
+    });
+    return rows;
+  }
+
+  function updateStep() {
+    var k = $("rs-model").value + "/" + $("rs-recipe").value, gpu = $("rs-gpu").value;
+    var step = DATA.steps[k], results = $("rs-results"), S, B;
+    try {
+      S = whole("rs-S", "the sequence length", 31);
+      B = whole("rs-B", "the local batch", 31);
+    } catch (e) {
+      if (!(e instanceof RangeError)) { throw e; }
+      $("rs-status").textContent = e.message;
+      results.hidden = true;
+      return;
+    }
+    if (!step) {
+      $("rs-status").textContent = "no step of " + $("rs-model").value + " in " + $("rs-recipe").value;
+      results.hidden = true;
+      return;
+    }
+    var o = evaluateStep(k, gpu, S, B);
+    if (o === null) {
+      $("rs-status").textContent = step.unsupported[gpu];
+      results.hidden = true;
+      return;
+    }
+    var band = step.on[gpu].band;
+    $("rs-lowp-label").textContent = step.recipe;
+    $("rs-status").textContent = step.model + " in " + step.recipe + " on " + step.gpus + " \u00d7 " +
+      gpu + ", " + S * B + " tokens per GPU per step";
+    show("rs-speedup", o.speedup, digits(o.speedup, 4) + "\u00d7");
+    show("rs-band-low", band[0] * o.speedup, digits(band[0] * o.speedup, 3));
+    show("rs-band-high", band[1] * o.speedup, digits(band[1] * o.speedup, 3));
+    var body = $("rs-outputs");
+    body.textContent = "";
+    stepRows(o).forEach(function (row) {
+      var tr = document.createElement("tr"), th = document.createElement("th");
+      th.textContent = row[0];
+      tr.appendChild(th);
+      [row[1], row[2]].forEach(function (name) {
+        var td = document.createElement("td");
+        td.id = "rs-out-" + name;
+        td.textContent = digits(o[name] * row[3], 4);
+        td.setAttribute("data-value", String(o[name]));
+        tr.appendChild(td);
+      });
+      body.appendChild(tr);
+    });
+    results.hidden = false;
+  }
+
+  function startSteps() {
+    var keys = Object.keys(DATA.steps);
+    if (!keys.length) { $("rs").hidden = true; return; }
+    var models = [], recipes = [];
+    keys.forEach(function (k) {
+      var step = DATA.steps[k];
+      if (models.indexOf(step.model) < 0) { models.push(step.model); }
+      if (recipes.indexOf(step.recipe) < 0) { recipes.push(step.recipe); }
+    });
+    fill($("rs-model"), models, models[0]);
+    fill($("rs-recipe"), recipes, recipes[0]);
+    fill($("rs-gpu"), DATA.gpus.map(function (g) { return g.name; }), DATA.default_gpu);
+    $("rs-gpus").textContent = String(DATA.steps[keys[0]].gpus);
+    ["rs-model", "rs-recipe", "rs-gpu"].forEach(function (id) { $(id).addEventListener("change", updateStep); });
+    ["rs-S", "rs-B"].forEach(function (id) { $(id).addEventListener("input", updateStep); });
+    updateStep();
+  }
+
   function start() {
     fill($("rc-gpu"), DATA.gpus.map(function (g) { return g.name; }), DATA.default_gpu);
     fill($("rc-mode"), Object.keys(DATA.modes), "training");
@@ -295,9 +391,11 @@
     $("rc-version").textContent = "roofline_sym " + DATA.version + ", preset " + DATA.preset +
       "; every formula printed from its SymPy model (sympy.printing.jscode)";
     update();
+    startSteps();
   }
 
-  window.RooflineCalculator = {evaluate: evaluate, breakEven: breakEven, update: update};
+  window.RooflineCalculator = {evaluate: evaluate, breakEven: breakEven, update: update,
+                               evaluateStep: evaluateStep, updateStep: updateStep};
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", start);
   } else {
